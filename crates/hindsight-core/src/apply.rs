@@ -1,0 +1,593 @@
+//! Applying a [`Command`] to state. Pure: the store supplies reads and takes writes through
+//! [`StateMut`], and every replica that applies the same log reaches the same state.
+
+use crate::bank::{BankConfig, BankName};
+use crate::command::{AccessHit, Command, CommandOutcome, WriteItem, WriteResult};
+use crate::history::{FieldChange, HistoryEntry, HistoryKind};
+use crate::id::MemoryId;
+use crate::memory::{Memory, Status, StatusChange};
+use crate::time::Timestamp;
+
+/// State access the apply rules need. Writes must be visible to later reads of the same apply.
+pub trait StateMut {
+    fn memory(&self, id: MemoryId) -> Option<Memory>;
+    fn bank(&self, name: &BankName) -> Option<BankConfig>;
+    fn bank_memory_ids(&self, bank: &BankName) -> Vec<MemoryId>;
+    fn put_memory(&mut self, memory: &Memory);
+    fn remove_memory(&mut self, memory: &Memory);
+    fn append_history(&mut self, entry: &HistoryEntry);
+    fn remove_history(&mut self, id: MemoryId);
+    fn put_bank(&mut self, config: &BankConfig);
+    fn remove_bank(&mut self, name: &BankName);
+}
+
+/// What an apply changed, so derived indexes on every replica can follow.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    MemoryUpserted(Box<Memory>),
+    MemoryRemoved { bank: BankName, id: MemoryId },
+    BankChanged(BankName),
+    BankRemoved(BankName),
+}
+
+pub fn apply(
+    state: &mut impl StateMut,
+    command: &Command,
+    log_index: u64,
+    effects: &mut Vec<Effect>,
+) -> CommandOutcome {
+    let mut ctx = Ctx {
+        state,
+        log_index,
+        effects,
+    };
+    ctx.apply(command)
+}
+
+struct Ctx<'a, S: StateMut> {
+    state: &'a mut S,
+    log_index: u64,
+    effects: &'a mut Vec<Effect>,
+}
+
+impl<S: StateMut> Ctx<'_, S> {
+    fn apply(&mut self, command: &Command) -> CommandOutcome {
+        match command {
+            Command::CreateBank { config } => {
+                if self.state.bank(&config.name).is_some() {
+                    return rejected(format!("bank {} already exists", config.name), false);
+                }
+                self.state.put_bank(config);
+                self.effects.push(Effect::BankChanged(config.name.clone()));
+                CommandOutcome::BankCreated
+            }
+            Command::UpdateBank { config } => {
+                if self.state.bank(&config.name).is_none() {
+                    return rejected(format!("bank {} does not exist", config.name), true);
+                }
+                self.state.put_bank(config);
+                self.effects.push(Effect::BankChanged(config.name.clone()));
+                CommandOutcome::BankUpdated
+            }
+            Command::DeleteBank { name } => {
+                if self.state.bank(name).is_none() {
+                    return rejected(format!("bank {name} does not exist"), true);
+                }
+                let ids = self.state.bank_memory_ids(name);
+                for id in &ids {
+                    if let Some(memory) = self.state.memory(*id) {
+                        self.remove(&memory);
+                    }
+                }
+                self.state.remove_bank(name);
+                self.effects.push(Effect::BankRemoved(name.clone()));
+                CommandOutcome::BankDeleted {
+                    memories_removed: ids.len(),
+                }
+            }
+            Command::Write { items } => {
+                CommandOutcome::Written(items.iter().map(|item| self.write(item)).collect())
+            }
+            Command::Forget {
+                id,
+                hard,
+                at,
+                reason,
+            } => self.forget(*id, *hard, *at, reason),
+            Command::Expire {
+                bank,
+                ids,
+                as_of,
+                at,
+            } => self.expire(bank, ids, *as_of, *at),
+            Command::RecordAccess { hits } => {
+                for hit in hits {
+                    self.record_access(hit);
+                }
+                CommandOutcome::AccessRecorded
+            }
+            Command::Batch(commands) => {
+                CommandOutcome::Batch(commands.iter().map(|c| self.apply(c)).collect())
+            }
+        }
+    }
+
+    fn write(&mut self, item: &WriteItem) -> WriteResult {
+        let (memory, merge) = match item {
+            WriteItem::Create { memory } => (memory, None),
+            WriteItem::Merge {
+                target,
+                similarity,
+                memory,
+            } => (memory, Some((*target, *similarity))),
+        };
+        if self.state.bank(&memory.bank).is_none() {
+            return WriteResult::Rejected {
+                id: memory.id,
+                reason: format!("bank {} does not exist", memory.bank),
+            };
+        }
+        if self.state.memory(memory.id).is_some() {
+            return WriteResult::Rejected {
+                id: memory.id,
+                reason: format!("memory {} already exists", memory.id),
+            };
+        }
+        if let Some((target_id, similarity)) = merge {
+            if let Some(target) = self
+                .state
+                .memory(target_id)
+                .filter(|t| t.bank == memory.bank && !t.status.hidden_by_default())
+            {
+                self.merge(target, memory, similarity);
+                return WriteResult::MergedInto {
+                    id: memory.id,
+                    target: target_id,
+                };
+            }
+        }
+        self.state.put_memory(memory);
+        self.history(
+            memory,
+            HistoryKind::Created,
+            memory.occurred_at,
+            memory.recorded_at,
+            "write",
+            format!("stated by {}", memory.provenance.source),
+            vec![],
+        );
+        self.effects
+            .push(Effect::MemoryUpserted(Box::new((**memory).clone())));
+        WriteResult::Created { id: memory.id }
+    }
+
+    fn merge(&mut self, mut target: Memory, duplicate: &Memory, similarity: f32) {
+        let old_confidence = target.confidence;
+        let old_count = target.support.count;
+        target.support.count += duplicate.support.count.max(1);
+        target.support.merged.push(duplicate.id);
+        target.confidence = target.confidence.max(duplicate.confidence);
+        for tag in &duplicate.tags {
+            if !target.tags.contains(tag) {
+                target.tags.push(tag.clone());
+            }
+        }
+        // A restated short-lived memory lives as long as its latest statement.
+        if let (Some(a), Some(b)) = (target.expires_at, duplicate.expires_at) {
+            target.expires_at = Some(a.max(b));
+        }
+        let mut changes = vec![
+            FieldChange::new("support.count", old_count, target.support.count),
+            FieldChange::new("support.merged", "", duplicate.id),
+        ];
+        if old_confidence != target.confidence {
+            changes.push(FieldChange::new(
+                "confidence",
+                old_confidence,
+                target.confidence,
+            ));
+        }
+        target.version += 1;
+        target.updated_at = duplicate.recorded_at;
+        self.state.put_memory(&target);
+        self.history(
+            &target,
+            HistoryKind::Merged,
+            duplicate.occurred_at,
+            duplicate.recorded_at,
+            "write",
+            format!(
+                "duplicate {} (similarity {similarity:.3}, source {}): {:?}",
+                duplicate.id, duplicate.provenance.source, duplicate.content
+            ),
+            changes,
+        );
+        self.effects.push(Effect::MemoryUpserted(Box::new(target)));
+    }
+
+    fn forget(&mut self, id: MemoryId, hard: bool, at: Timestamp, reason: &str) -> CommandOutcome {
+        let Some(memory) = self.state.memory(id) else {
+            return rejected(format!("memory {id} not found"), true);
+        };
+        if !hard {
+            if memory.status == Status::Archived {
+                return CommandOutcome::Forgotten { ids: vec![] };
+            }
+            self.set_status(memory, Status::Archived, at, at, "forget", reason);
+            return CommandOutcome::Forgotten { ids: vec![id] };
+        }
+        // Hard delete cascades to everything derived from the record, transitively.
+        let mut removed = vec![];
+        let mut queue = vec![memory];
+        let bank_ids = self.state.bank_memory_ids(&queue[0].bank);
+        while let Some(next) = queue.pop() {
+            if removed.contains(&next.id) {
+                continue;
+            }
+            for other in &bank_ids {
+                if removed.contains(other) || *other == next.id {
+                    continue;
+                }
+                if let Some(candidate) = self.state.memory(*other) {
+                    if candidate.support.derived_from.contains(&next.id) {
+                        queue.push(candidate);
+                    }
+                }
+            }
+            removed.push(next.id);
+            self.remove(&next);
+        }
+        CommandOutcome::Forgotten { ids: removed }
+    }
+
+    fn expire(
+        &mut self,
+        bank: &BankName,
+        ids: &[MemoryId],
+        as_of: Timestamp,
+        at: Timestamp,
+    ) -> CommandOutcome {
+        let mut expired = vec![];
+        for id in ids {
+            let Some(memory) = self.state.memory(*id) else {
+                continue;
+            };
+            let Some(expires_at) = memory.expires_at else {
+                continue;
+            };
+            if &memory.bank != bank || expires_at > as_of || memory.status.hidden_by_default() {
+                continue;
+            }
+            self.set_status(
+                memory,
+                Status::Expired,
+                expires_at,
+                at,
+                "review",
+                &format!("time to live ended at {expires_at}"),
+            );
+            expired.push(*id);
+        }
+        CommandOutcome::Expired { ids: expired }
+    }
+
+    fn record_access(&mut self, hit: &AccessHit) {
+        if let Some(mut memory) = self.state.memory(hit.id) {
+            memory.access.count += hit.count;
+            memory.access.last_accessed_at = Some(
+                memory
+                    .access
+                    .last_accessed_at
+                    .map_or(hit.at, |t| t.max(hit.at)),
+            );
+            // Access statistics are bookkeeping, not a change of what the memory says: no history entry.
+            self.state.put_memory(&memory);
+        }
+    }
+
+    fn set_status(
+        &mut self,
+        mut memory: Memory,
+        status: Status,
+        effective_at: Timestamp,
+        at: Timestamp,
+        actor: &str,
+        reason: &str,
+    ) {
+        let change = FieldChange::new("status", &memory.status, &status);
+        let kind = match status {
+            Status::Expired => HistoryKind::Expired,
+            Status::Archived => HistoryKind::Archived,
+            _ => HistoryKind::StatusChanged,
+        };
+        memory.status = status.clone();
+        memory.status_log.push(StatusChange {
+            effective_at,
+            status,
+        });
+        memory.version += 1;
+        memory.updated_at = at;
+        self.state.put_memory(&memory);
+        self.history(
+            &memory,
+            kind,
+            effective_at,
+            at,
+            actor,
+            reason.to_string(),
+            vec![change],
+        );
+        self.effects.push(Effect::MemoryUpserted(Box::new(memory)));
+    }
+
+    fn remove(&mut self, memory: &Memory) {
+        self.state.remove_memory(memory);
+        self.state.remove_history(memory.id);
+        self.effects.push(Effect::MemoryRemoved {
+            bank: memory.bank.clone(),
+            id: memory.id,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn history(
+        &mut self,
+        memory: &Memory,
+        kind: HistoryKind,
+        effective_at: Timestamp,
+        recorded_at: Timestamp,
+        actor: &str,
+        reason: String,
+        changes: Vec<FieldChange>,
+    ) {
+        self.state.append_history(&HistoryEntry {
+            memory: memory.id,
+            version: memory.version,
+            kind,
+            effective_at,
+            recorded_at,
+            log_index: self.log_index,
+            actor: actor.to_string(),
+            reason,
+            changes,
+        });
+    }
+}
+
+fn rejected(reason: String, not_found: bool) -> CommandOutcome {
+    CommandOutcome::Rejected { reason, not_found }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashMap};
+
+    use super::*;
+    use crate::memory::tests::sample;
+
+    #[derive(Default)]
+    struct MemState {
+        memories: BTreeMap<MemoryId, Memory>,
+        banks: HashMap<BankName, BankConfig>,
+        history: Vec<HistoryEntry>,
+    }
+
+    impl StateMut for MemState {
+        fn memory(&self, id: MemoryId) -> Option<Memory> {
+            self.memories.get(&id).cloned()
+        }
+        fn bank(&self, name: &BankName) -> Option<BankConfig> {
+            self.banks.get(name).cloned()
+        }
+        fn bank_memory_ids(&self, bank: &BankName) -> Vec<MemoryId> {
+            self.memories
+                .values()
+                .filter(|m| &m.bank == bank)
+                .map(|m| m.id)
+                .collect()
+        }
+        fn put_memory(&mut self, memory: &Memory) {
+            self.memories.insert(memory.id, memory.clone());
+        }
+        fn remove_memory(&mut self, memory: &Memory) {
+            self.memories.remove(&memory.id);
+        }
+        fn append_history(&mut self, entry: &HistoryEntry) {
+            self.history.push(entry.clone());
+        }
+        fn remove_history(&mut self, id: MemoryId) {
+            self.history.retain(|h| h.memory != id);
+        }
+        fn put_bank(&mut self, config: &BankConfig) {
+            self.banks.insert(config.name.clone(), config.clone());
+        }
+        fn remove_bank(&mut self, name: &BankName) {
+            self.banks.remove(name);
+        }
+    }
+
+    fn with_bank() -> MemState {
+        let mut state = MemState::default();
+        let config = BankConfig::new("test/bank".parse().unwrap(), Timestamp(0));
+        let mut effects = vec![];
+        apply(&mut state, &Command::CreateBank { config }, 1, &mut effects);
+        state
+    }
+
+    fn run(state: &mut MemState, command: Command) -> CommandOutcome {
+        apply(state, &command, 2, &mut vec![])
+    }
+
+    fn create(id: u128, content: &str) -> WriteItem {
+        WriteItem::Create {
+            memory: Box::new(sample(id, content)),
+        }
+    }
+
+    #[test]
+    fn write_to_unknown_bank_changes_nothing() {
+        let mut state = MemState::default();
+        let outcome = run(
+            &mut state,
+            Command::Write {
+                items: vec![create(1, "a")],
+            },
+        );
+        assert!(matches!(
+            outcome,
+            CommandOutcome::Written(ref r) if matches!(r[0], WriteResult::Rejected { .. })
+        ));
+        assert!(state.memories.is_empty());
+    }
+
+    #[test]
+    fn merge_bumps_support_and_records_history() {
+        let mut state = with_bank();
+        run(
+            &mut state,
+            Command::Write {
+                items: vec![create(1, "User likes tea")],
+            },
+        );
+        let outcome = run(
+            &mut state,
+            Command::Write {
+                items: vec![WriteItem::Merge {
+                    target: MemoryId(1),
+                    similarity: 0.95,
+                    memory: Box::new(sample(2, "The user likes tea")),
+                }],
+            },
+        );
+        assert_eq!(
+            outcome,
+            CommandOutcome::Written(vec![WriteResult::MergedInto {
+                id: MemoryId(2),
+                target: MemoryId(1)
+            }])
+        );
+        let target = state.memories[&MemoryId(1)].clone();
+        assert_eq!(target.support.count, 2);
+        assert_eq!(target.support.merged, vec![MemoryId(2)]);
+        assert!(!state.memories.contains_key(&MemoryId(2)));
+        assert_eq!(state.history.last().unwrap().kind, HistoryKind::Merged);
+    }
+
+    #[test]
+    fn merge_into_a_forgotten_target_creates_instead() {
+        let mut state = with_bank();
+        run(
+            &mut state,
+            Command::Write {
+                items: vec![create(1, "a")],
+            },
+        );
+        run(
+            &mut state,
+            Command::Forget {
+                id: MemoryId(1),
+                hard: false,
+                at: Timestamp(5),
+                reason: "test".into(),
+            },
+        );
+        let outcome = run(
+            &mut state,
+            Command::Write {
+                items: vec![WriteItem::Merge {
+                    target: MemoryId(1),
+                    similarity: 0.99,
+                    memory: Box::new(sample(2, "a")),
+                }],
+            },
+        );
+        assert_eq!(
+            outcome,
+            CommandOutcome::Written(vec![WriteResult::Created { id: MemoryId(2) }])
+        );
+    }
+
+    #[test]
+    fn hard_forget_cascades_to_derived_records() {
+        let mut state = with_bank();
+        let mut rule = sample(3, "rule");
+        rule.support.derived_from = vec![MemoryId(1)];
+        let mut meta_rule = sample(4, "rule about rule");
+        meta_rule.support.derived_from = vec![MemoryId(3)];
+        run(
+            &mut state,
+            Command::Write {
+                items: vec![
+                    create(1, "episode"),
+                    create(2, "unrelated"),
+                    WriteItem::Create {
+                        memory: Box::new(rule),
+                    },
+                    WriteItem::Create {
+                        memory: Box::new(meta_rule),
+                    },
+                ],
+            },
+        );
+        let outcome = run(
+            &mut state,
+            Command::Forget {
+                id: MemoryId(1),
+                hard: true,
+                at: Timestamp(9),
+                reason: "gdpr".into(),
+            },
+        );
+        let CommandOutcome::Forgotten { mut ids } = outcome else {
+            panic!("{outcome:?}")
+        };
+        ids.sort();
+        assert_eq!(ids, vec![MemoryId(1), MemoryId(3), MemoryId(4)]);
+        assert_eq!(state.memories.len(), 1);
+        assert!(state.history.iter().all(|h| h.memory == MemoryId(2)));
+    }
+
+    #[test]
+    fn expire_only_touches_memories_whose_ttl_passed() {
+        let mut state = with_bank();
+        let mut short = sample(1, "short");
+        short.expires_at = Some(Timestamp(2_000_000));
+        let mut long = sample(2, "long");
+        long.expires_at = Some(Timestamp(9_000_000));
+        run(
+            &mut state,
+            Command::Write {
+                items: vec![
+                    WriteItem::Create {
+                        memory: Box::new(short),
+                    },
+                    WriteItem::Create {
+                        memory: Box::new(long),
+                    },
+                ],
+            },
+        );
+        let outcome = run(
+            &mut state,
+            Command::Expire {
+                bank: "test/bank".parse().unwrap(),
+                ids: vec![MemoryId(1), MemoryId(2)],
+                as_of: Timestamp(3_000_000),
+                at: Timestamp(10),
+            },
+        );
+        assert_eq!(
+            outcome,
+            CommandOutcome::Expired {
+                ids: vec![MemoryId(1)]
+            }
+        );
+        let expired = &state.memories[&MemoryId(1)];
+        assert_eq!(expired.status, Status::Expired);
+        assert_eq!(
+            expired.status_as_of(Timestamp(1_500_000)),
+            Some(Status::Active)
+        );
+        assert_eq!(state.memories[&MemoryId(2)].status, Status::Active);
+    }
+}

@@ -1,0 +1,24 @@
+//! The Hindsight domain model: memories, banks, the commands that change them and the pure rules that
+//! apply those commands. Nothing here does I/O; the store supplies state through [`apply::StateMut`].
+
+pub mod apply;
+pub mod bank;
+pub mod command;
+pub mod error;
+pub mod history;
+pub mod id;
+pub mod limits;
+pub mod memory;
+pub mod recall;
+pub mod scoring;
+pub mod time;
+pub mod write;
+
+pub use bank::{BankConfig, BankName, ScoringWeights};
+pub use command::{Command, CommandOutcome, WriteItem};
+pub use error::ValidationError;
+pub use history::{HistoryEntry, HistoryKind};
+pub use id::MemoryId;
+pub use limits::Limits;
+pub use memory::{Kind, Memory, Provenance, Slot, SourceKind, Status, Subtype, Support};
+pub use time::Timestamp;

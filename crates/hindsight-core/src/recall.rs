@@ -1,0 +1,179 @@
+use serde::{Deserialize, Serialize};
+
+use crate::bank::BankName;
+use crate::error::ValidationError;
+use crate::limits::Limits;
+use crate::memory::{Kind, Memory, Status};
+use crate::time::Timestamp;
+use crate::write::{check_count, check_len};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecallFilters {
+    /// Only these kinds (all when empty).
+    pub kinds: Vec<Kind>,
+    /// Only memories carrying every one of these tags.
+    pub tags: Vec<String>,
+    /// Only memories whose `occurred_at` lies in `[from, to)`.
+    pub occurred_from: Option<Timestamp>,
+    pub occurred_to: Option<Timestamp>,
+    /// Overrides the bank's minimum confidence.
+    pub min_confidence: Option<f32>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Consistency {
+    /// Read-your-writes: the node confirms it leads before answering.
+    #[default]
+    Linearizable,
+    /// Any replica's current view.
+    Eventual,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecallRequest {
+    pub banks: Vec<BankName>,
+    pub query: String,
+    pub top_k: u32,
+    /// Stop adding results once their contents reach this many tokens.
+    pub max_tokens: Option<u32>,
+    /// Point in time: relative time expressions, freshness, expiry and statuses are computed as of it.
+    pub as_of: Option<Timestamp>,
+    pub filters: RecallFilters,
+    /// Also return superseded, falsified, expired and archived memories.
+    pub include_history: bool,
+    pub consistency: Consistency,
+}
+
+impl RecallRequest {
+    pub fn new(banks: Vec<BankName>, query: impl Into<String>, top_k: u32) -> Self {
+        RecallRequest {
+            banks,
+            query: query.into(),
+            top_k,
+            max_tokens: None,
+            as_of: None,
+            filters: RecallFilters::default(),
+            include_history: false,
+            consistency: Consistency::default(),
+        }
+    }
+
+    pub fn validate(&mut self, limits: &Limits) -> Result<(), ValidationError> {
+        if self.banks.is_empty() {
+            return Err(ValidationError::Invalid(
+                "recall needs at least one bank".into(),
+            ));
+        }
+        self.banks.sort();
+        self.banks.dedup();
+        check_count("banks", self.banks.len(), limits.max_banks_per_recall)?;
+        self.query = self.query.trim().to_string();
+        if self.query.is_empty() {
+            return Err(ValidationError::Invalid("query must not be empty".into()));
+        }
+        check_len("query", &self.query, limits.max_query_bytes)?;
+        if self.top_k == 0 || self.top_k > limits.max_top_k {
+            return Err(ValidationError::OutOfRange {
+                field: "top_k",
+                value: self.top_k.to_string(),
+                min: "1".into(),
+                max: limits.max_top_k.to_string(),
+            });
+        }
+        if self.max_tokens == Some(0) {
+            return Err(ValidationError::OutOfRange {
+                field: "max_tokens",
+                value: "0".into(),
+                min: "1".into(),
+                max: "unbounded (omit for no budget)".into(),
+            });
+        }
+        if let Some(min) = self.filters.min_confidence {
+            if !(0.0..=1.0).contains(&min) {
+                return Err(ValidationError::OutOfRange {
+                    field: "min_confidence",
+                    value: min.to_string(),
+                    min: "0".into(),
+                    max: "1".into(),
+                });
+            }
+        }
+        if let (Some(from), Some(to)) = (self.filters.occurred_from, self.filters.occurred_to) {
+            if from >= to {
+                return Err(ValidationError::Invalid(format!(
+                    "time range is empty: from {from} is not before to {to}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One arm's view of a result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArmHit {
+    pub arm: String,
+    /// 1-based rank within the arm.
+    pub rank: u32,
+    pub score: f32,
+}
+
+/// Why a result was returned and how its score was made.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Explain {
+    pub arms: Vec<ArmHit>,
+    /// Fused (RRF) relevance, normalised to 0..1 within the query.
+    pub relevance: f32,
+    pub confidence: f32,
+    pub freshness: f32,
+    pub score: f32,
+    pub status: String,
+    /// e.g. `disputed`, `pending_review`, `collapsed:<id>`, `time_window`.
+    pub flags: Vec<String>,
+    /// Ids of near-identical results folded into this one.
+    pub collapsed: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecallHit {
+    pub memory: Memory,
+    /// The status as of the request's `as_of` (the record's current one otherwise).
+    pub status: Status,
+    pub score: f32,
+    pub explain: Explain,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecallResponse {
+    pub hits: Vec<RecallHit>,
+    /// Present when the query held a time expression.
+    pub time_window: Option<(Timestamp, Timestamp)>,
+    pub tokens_used: u32,
+    pub took_micros: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_bounds_and_empty_query_are_refused() {
+        let limits = Limits::default();
+        let bank: BankName = "a/b".parse().unwrap();
+        assert!(RecallRequest::new(vec![bank.clone()], "q", 0)
+            .validate(&limits)
+            .is_err());
+        assert!(RecallRequest::new(vec![bank.clone()], "q", 100_000)
+            .validate(&limits)
+            .is_err());
+        assert!(RecallRequest::new(vec![bank.clone()], "  ", 5)
+            .validate(&limits)
+            .is_err());
+        assert!(RecallRequest::new(vec![], "q", 5)
+            .validate(&limits)
+            .is_err());
+        let mut ok = RecallRequest::new(vec![bank.clone(), bank], "q", 5);
+        ok.validate(&limits).unwrap();
+        assert_eq!(ok.banks.len(), 1);
+    }
+}

@@ -1,0 +1,227 @@
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bank::BankName;
+use crate::error::ValidationError;
+use crate::id::MemoryId;
+use crate::limits::Limits;
+use crate::memory::{Kind, Provenance, Subtype};
+use crate::time::Timestamp;
+
+/// A write as a client states it, before the service adds what it derives (id, entities, slot, times).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WriteRequest {
+    pub bank: BankName,
+    pub content: String,
+    pub kind: Kind,
+    pub subtype: Option<Subtype>,
+    pub provenance: Provenance,
+    pub occurred_at: Option<Timestamp>,
+    /// Seconds after `occurred_at` at which the memory expires.
+    pub ttl_secs: Option<u64>,
+    pub confidence: Option<f32>,
+    pub importance: Option<f32>,
+    pub critical: bool,
+    pub tags: Vec<String>,
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl WriteRequest {
+    pub fn new(bank: BankName, content: impl Into<String>, provenance: Provenance) -> Self {
+        WriteRequest {
+            bank,
+            content: content.into(),
+            kind: Kind::Semantic,
+            subtype: None,
+            provenance,
+            occurred_at: None,
+            ttl_secs: None,
+            confidence: None,
+            importance: None,
+            critical: false,
+            tags: vec![],
+            metadata: BTreeMap::new(),
+        }
+    }
+
+    /// Checks every field against `limits`. Content is trimmed of surrounding whitespace first.
+    pub fn validate(&mut self, limits: &Limits) -> Result<(), ValidationError> {
+        let trimmed = self.content.trim();
+        if trimmed.is_empty() {
+            return Err(ValidationError::EmptyContent);
+        }
+        if trimmed.len() != self.content.len() {
+            self.content = trimmed.to_string();
+        }
+        if self.content.len() > limits.max_content_bytes {
+            return Err(ValidationError::ContentTooLong {
+                len: self.content.len(),
+                max: limits.max_content_bytes,
+            });
+        }
+        for (field, value) in [
+            ("confidence", self.confidence),
+            ("importance", self.importance),
+        ] {
+            if let Some(v) = value {
+                if !(0.0..=1.0).contains(&v) || v.is_nan() {
+                    return Err(ValidationError::OutOfRange {
+                        field,
+                        value: v.to_string(),
+                        min: "0".into(),
+                        max: "1".into(),
+                    });
+                }
+            }
+        }
+        if self.ttl_secs == Some(0) {
+            return Err(ValidationError::OutOfRange {
+                field: "ttl_seconds",
+                value: "0".into(),
+                min: "1".into(),
+                max: "unbounded (omit for no expiry)".into(),
+            });
+        }
+        if self.subtype.is_some() && self.kind != Kind::Semantic {
+            return Err(ValidationError::Invalid(format!(
+                "subtype is only meaningful for semantic memories, not {}",
+                self.kind
+            )));
+        }
+        check_count("tags", self.tags.len(), limits.max_tags)?;
+        for tag in &self.tags {
+            check_len("tags", tag, limits.max_tag_bytes)?;
+            if tag.trim().is_empty() {
+                return Err(ValidationError::Invalid("tags must not be empty".into()));
+            }
+        }
+        check_count("metadata", self.metadata.len(), limits.max_metadata_entries)?;
+        for (key, value) in &self.metadata {
+            check_len("metadata key", key, limits.max_metadata_key_bytes)?;
+            check_len("metadata value", value, limits.max_metadata_value_bytes)?;
+        }
+        let p = &self.provenance;
+        for value in [
+            &p.tool,
+            &p.agent_id,
+            &p.session_id,
+            &p.task_id,
+            &p.tool_call_id,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            check_len("provenance", value, limits.max_provenance_bytes)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn check_count(
+    field: &'static str,
+    len: usize,
+    max: usize,
+) -> Result<(), ValidationError> {
+    if len > max {
+        return Err(ValidationError::TooMany { field, len, max });
+    }
+    Ok(())
+}
+
+pub(crate) fn check_len(
+    field: &'static str,
+    value: &str,
+    max: usize,
+) -> Result<(), ValidationError> {
+    if value.len() > max {
+        return Err(ValidationError::FieldTooLong {
+            field,
+            len: value.len(),
+            max,
+        });
+    }
+    Ok(())
+}
+
+/// What happened to one write.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Disposition {
+    Created,
+    /// A near-duplicate already existed; the write was merged into it.
+    MergedInto {
+        target: MemoryId,
+        similarity: f32,
+    },
+    Quarantined {
+        reason: String,
+    },
+}
+
+impl Disposition {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Disposition::Created => "created",
+            Disposition::MergedInto { .. } => "merged",
+            Disposition::Quarantined { .. } => "quarantined",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WriteOutcome {
+    pub id: MemoryId,
+    pub disposition: Disposition,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::SourceKind;
+
+    fn request(content: &str) -> WriteRequest {
+        WriteRequest::new(
+            "a/b".parse().unwrap(),
+            content,
+            Provenance::from_source(SourceKind::User),
+        )
+    }
+
+    #[test]
+    fn rejects_empty_and_oversized_content() {
+        let limits = Limits::default();
+        assert_eq!(
+            request("   ").validate(&limits),
+            Err(ValidationError::EmptyContent)
+        );
+        let big = "x".repeat(limits.max_content_bytes + 1);
+        assert!(matches!(
+            request(&big).validate(&limits),
+            Err(ValidationError::ContentTooLong { .. })
+        ));
+        let mut ok = request("  fine  ");
+        ok.validate(&limits).unwrap();
+        assert_eq!(ok.content, "fine");
+    }
+
+    #[test]
+    fn rejects_out_of_range_numbers_and_oversized_fields() {
+        let limits = Limits::default();
+        let mut r = request("x");
+        r.confidence = Some(1.5);
+        assert!(r.validate(&limits).is_err());
+        let mut r = request("x");
+        r.ttl_secs = Some(0);
+        assert!(r.validate(&limits).is_err());
+        let mut r = request("x");
+        r.tags = (0..40).map(|i| i.to_string()).collect();
+        assert!(matches!(
+            r.validate(&limits),
+            Err(ValidationError::TooMany { .. })
+        ));
+        let mut r = request("x");
+        r.kind = Kind::Episodic;
+        r.subtype = Some(Subtype::Fact);
+        assert!(r.validate(&limits).is_err());
+    }
+}
