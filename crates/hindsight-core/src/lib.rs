@@ -21,4 +21,6 @@ pub use history::{HistoryEntry, HistoryKind};
 pub use id::MemoryId;
 pub use limits::Limits;
 pub use memory::{Kind, Memory, Provenance, Slot, SourceKind, Status, Subtype, Support};
+pub use recall::{Consistency, RecallRequest, RecallResponse};
+pub use write::{Disposition, WriteOutcome, WriteRequest};
 pub use time::Timestamp;

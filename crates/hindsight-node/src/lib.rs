@@ -1,1 +1,19 @@
+//! A Hindsight node: the service layer (write, recall, review, banks) over the replicated store, with
+//! one supervised actor per bank owning that bank's derived indexes.
 
+pub mod config;
+pub mod error;
+pub mod types;
+
+mod bank;
+mod embedding;
+mod listener;
+mod node;
+mod recall;
+mod review;
+mod writer;
+
+pub use config::{EmbeddingProvider, NodeConfig};
+pub use error::NodeError;
+pub use node::Node;
+pub use types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};

@@ -1,0 +1,214 @@
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use hindsight_core::apply::Effect;
+use hindsight_core::{BankName, Memory};
+use hindsight_index::{BankIndex, IndexDoc};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+use crate::bank::context::BankContext;
+use crate::bank::registry::BankHandle;
+use crate::bank::view::BankView;
+use crate::embedding;
+
+pub enum BankMsg {
+    /// Effects of one applied log entry on this bank.
+    Applied { log_index: u64, effects: Vec<Effect> },
+    /// Writes the indexes to disk if they changed since the last dump.
+    Dump(Option<RpcReplyPort<()>>),
+    /// Test hook: fail as a bug would, to exercise supervision.
+    InjectPanic,
+}
+
+pub struct BankActor {
+    pub context: Arc<BankContext>,
+}
+
+pub struct BankState {
+    view: Arc<BankView>,
+    dirty: bool,
+}
+
+impl Actor for BankActor {
+    type Msg = BankMsg;
+    type State = BankState;
+    type Arguments = BankName;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<BankMsg>,
+        bank: BankName,
+    ) -> Result<BankState, ActorProcessingErr> {
+        let view = load_view(&self.context, &bank, &myself).await?;
+        Ok(BankState { view, dirty: false })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<BankMsg>,
+        message: BankMsg,
+        state: &mut BankState,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            BankMsg::Applied { log_index, effects } => {
+                apply_effects(&self.context, &state.view, effects).await?;
+                state.view.mark_indexed(log_index);
+                state.dirty = true;
+            }
+            BankMsg::Dump(reply) => {
+                if state.dirty {
+                    dump(&self.context, &state.view).await;
+                    state.dirty = false;
+                }
+                if let Some(reply) = reply {
+                    let _ = reply.send(());
+                }
+            }
+            BankMsg::InjectPanic => panic!("injected failure in bank actor {}", state.view.name),
+        }
+        Ok(())
+    }
+}
+
+async fn apply_effects(
+    context: &BankContext,
+    view: &BankView,
+    effects: Vec<Effect>,
+) -> Result<(), ActorProcessingErr> {
+    let mut needs_vector: Vec<Memory> = vec![];
+    for effect in effects {
+        match effect {
+            Effect::MemoryUpserted(memory) => {
+                if view.index.contains(memory.id.0) {
+                    view.put(*memory, None);
+                } else {
+                    let pending = context.pending_vectors.lock().remove(&memory.id);
+                    match pending {
+                        Some(vector) => {
+                            let doc = index_doc(&memory, vector);
+                            view.put(*memory, Some(doc));
+                        }
+                        None => needs_vector.push(*memory),
+                    }
+                }
+            }
+            Effect::MemoryRemoved { id, .. } => view.remove(id),
+            Effect::BankChanged(_) => {
+                if let Some(config) = context.reader.bank(&view.name)? {
+                    view.set_config(config);
+                }
+            }
+            Effect::BankRemoved(_) => {}
+        }
+    }
+    if !needs_vector.is_empty() {
+        let texts = needs_vector.iter().map(|m| m.content.clone()).collect();
+        let vectors = embedding::embed(&context.embedder, texts).await?;
+        for (memory, vector) in needs_vector.into_iter().zip(vectors) {
+            let doc = index_doc(&memory, vector);
+            view.put(memory, Some(doc));
+        }
+    }
+    Ok(())
+}
+
+/// Builds the bank's view from its last index dump (when the embedding model still matches) and the
+/// store of record, embedding only what the dump lacks.
+async fn load_view(
+    context: &Arc<BankContext>,
+    bank: &BankName,
+    myself: &ActorRef<BankMsg>,
+) -> Result<Arc<BankView>, ActorProcessingErr> {
+    let started = Instant::now();
+    let config = context
+        .reader
+        .bank(bank)?
+        .ok_or_else(|| format!("bank {bank} does not exist"))?;
+    let model = context.embedder.model_id().to_string();
+    let dim = context.embedder.dim();
+    let dir = context.index_dir(bank);
+    let index = if dir.exists() {
+        let dir = dir.clone();
+        let (model, dim) = (model.clone(), dim);
+        match tokio::task::spawn_blocking(move || BankIndex::load(&dir, &model, dim)).await? {
+            Ok(index) => index,
+            Err(e) => {
+                tracing::info!(%bank, reason = %e, "rebuilding bank indexes from the store");
+                BankIndex::new(&model, dim)
+            }
+        }
+    } else {
+        BankIndex::new(&model, dim)
+    };
+    // Register before reading the store: effects applied from here on queue in this actor's mailbox,
+    // and replaying one the load already saw is harmless.
+    let applied = context.reader.last_applied_index();
+    let view = Arc::new(BankView::new(config, index, applied));
+    context.registry.insert(
+        bank.clone(),
+        BankHandle {
+            actor: myself.clone(),
+            view: view.clone(),
+        },
+    );
+    let memories = {
+        let reader = context.reader.clone();
+        let bank = bank.clone();
+        tokio::task::spawn_blocking(move || reader.bank_memories(&bank)).await??
+    };
+    let live: HashSet<u128> = memories.iter().map(|m| m.id.0).collect();
+    for stale in view.index.ids() {
+        if !live.contains(&stale) {
+            view.index.remove(stale);
+        }
+    }
+    let mut missing = vec![];
+    for memory in memories {
+        if view.index.contains(memory.id.0) {
+            view.put(memory, None);
+        } else {
+            missing.push(memory);
+        }
+    }
+    let embedded = missing.len();
+    for chunk in missing.chunks(256) {
+        let texts = chunk.iter().map(|m| m.content.clone()).collect();
+        let vectors = embedding::embed(&context.embedder, texts).await?;
+        for (memory, vector) in chunk.iter().zip(vectors) {
+            view.put(memory.clone(), Some(index_doc(memory, vector)));
+        }
+    }
+    tracing::info!(
+        %bank,
+        memories = view.len(),
+        embedded,
+        took_ms = started.elapsed().as_millis() as u64,
+        "bank loaded"
+    );
+    if embedded > 0 {
+        dump(context, &view).await;
+    }
+    Ok(view)
+}
+
+async fn dump(context: &BankContext, view: &Arc<BankView>) {
+    let dir = context.index_dir(&view.name);
+    let view = view.clone();
+    let result = tokio::task::spawn_blocking(move || view.index.dump(&dir)).await;
+    match result {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "index dump failed; the next start rebuilds"),
+        Err(e) => tracing::warn!(error = %e, "index dump task failed"),
+    }
+}
+
+pub fn index_doc(memory: &Memory, vector: Vec<f32>) -> IndexDoc {
+    IndexDoc {
+        id: memory.id.0,
+        vector,
+        terms: hindsight_text::Analyzer::shared().terms(&memory.content),
+        entities: memory.entities.clone(),
+        occurred_at_ms: memory.occurred_at.millis(),
+    }
+}

@@ -1,0 +1,15 @@
+//! Per-bank actors. `BankSupervisor` starts one `BankActor` per bank on first use and restarts it when
+//! it fails; each actor owns its bank's derived indexes and publishes them as a [`BankView`] that any
+//! number of searches read at once.
+
+mod actor;
+mod context;
+mod registry;
+mod supervisor;
+mod view;
+
+pub use actor::{BankActor, BankMsg};
+pub use context::BankContext;
+pub use registry::{BankHandle, BankRegistry};
+pub use supervisor::{BankSupervisor, SupervisorMsg};
+pub use view::BankView;

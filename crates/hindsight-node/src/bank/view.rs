@@ -1,0 +1,97 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use hindsight_core::{BankConfig, BankName, Memory, MemoryId};
+use hindsight_index::{BankIndex, IndexDoc};
+use parking_lot::RwLock;
+use tokio::sync::watch;
+
+/// What a bank actor publishes for concurrent readers: the bank's records and derived indexes. The
+/// actor is the only writer; searches run on any number of tasks at once.
+pub struct BankView {
+    pub name: BankName,
+    pub index: BankIndex,
+    records: RwLock<HashMap<MemoryId, Arc<Memory>>>,
+    config: RwLock<BankConfig>,
+    /// The last log index whose effects on this bank are visible here.
+    indexed: watch::Sender<u64>,
+}
+
+impl BankView {
+    pub fn new(config: BankConfig, index: BankIndex, applied_index: u64) -> Self {
+        BankView {
+            name: config.name.clone(),
+            index,
+            records: RwLock::new(HashMap::new()),
+            config: RwLock::new(config),
+            indexed: watch::Sender::new(applied_index),
+        }
+    }
+
+    pub fn config(&self) -> BankConfig {
+        self.config.read().clone()
+    }
+
+    pub fn set_config(&self, config: BankConfig) {
+        *self.config.write() = config;
+    }
+
+    pub fn record(&self, id: MemoryId) -> Option<Arc<Memory>> {
+        self.records.read().get(&id).cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Runs `f` with a consistent view of the records (one read lock for the whole search).
+    pub fn with_records<R>(&self, f: impl FnOnce(&HashMap<MemoryId, Arc<Memory>>) -> R) -> R {
+        f(&self.records.read())
+    }
+
+    /// Puts a record whose derived index entry already exists or is added by `doc`. Older versions
+    /// never replace newer ones, so replays after a restart are harmless.
+    pub fn put(&self, memory: Memory, doc: Option<IndexDoc>) {
+        if let Some(doc) = doc {
+            self.index.upsert(doc);
+        }
+        let mut records = self.records.write();
+        match records.get(&memory.id) {
+            Some(existing) if existing.version > memory.version => {}
+            _ => {
+                records.insert(memory.id, Arc::new(memory));
+            }
+        }
+    }
+
+    pub fn remove(&self, id: MemoryId) {
+        self.records.write().remove(&id);
+        self.index.remove(id.0);
+    }
+
+    pub fn indexed_through(&self) -> u64 {
+        *self.indexed.borrow()
+    }
+
+    pub fn mark_indexed(&self, log_index: u64) {
+        self.indexed.send_if_modified(|current| {
+            if log_index > *current {
+                *current = log_index;
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// Waits until effects through `log_index` are visible.
+    pub async fn wait_indexed(&self, log_index: u64) {
+        let mut rx = self.indexed.subscribe();
+        // The sender lives as long as the view, so the wait ends either way.
+        let _ = rx.wait_for(|v| *v >= log_index).await;
+    }
+}

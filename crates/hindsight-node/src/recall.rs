@@ -1,0 +1,308 @@
+//! Recall (ARCHITECTURE §5): four arms per bank, reciprocal rank fusion, lifecycle scoring, default
+//! exclusions, collapse of near-identical results, top-k and token budget, and an explanation.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use hindsight_core::recall::{ArmHit, Explain, RecallHit, RecallRequest, RecallResponse};
+use hindsight_core::scoring::{freshness, lifecycle_score, max_fused_score, RRF_K};
+use hindsight_core::{Memory, MemoryId, Status, Timestamp};
+
+use crate::bank::BankView;
+use crate::embedding;
+use crate::error::NodeError;
+use crate::node::Node;
+use crate::writer::dot;
+
+const ARM_SEMANTIC: &str = "semantic";
+const ARM_KEYWORD: &str = "keyword";
+const ARM_ENTITY: &str = "entity";
+const ARM_TEMPORAL: &str = "temporal";
+
+/// An explicit time expression is a strong statement of intent, so the temporal arm counts double.
+const TEMPORAL_WEIGHT: f32 = 2.0;
+
+pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallResponse, NodeError> {
+    let started = Instant::now();
+    request.validate(&node.config().limits)?;
+    let mut views = Vec::with_capacity(request.banks.len());
+    for bank in &request.banks {
+        views.push(node.bank_view(bank).await?);
+    }
+    node.read_barrier(&views, request.consistency).await?;
+
+    let now = Timestamp::now();
+    let as_of = request.as_of.unwrap_or(now);
+    let window = hindsight_text::parse_time_window(&request.query, as_of.to_datetime()).map(|w| {
+        (
+            Timestamp::from_datetime(w.start),
+            Timestamp::from_datetime(w.end),
+        )
+    });
+    let text_query = match window {
+        Some(_) => {
+            let stripped = hindsight_text::strip_time_expr(&request.query);
+            if stripped.trim().is_empty() {
+                request.query.clone()
+            } else {
+                stripped
+            }
+        }
+        None => request.query.clone(),
+    };
+    let query_vector = embedding::embed(&node.context().embedder, vec![text_query.clone()])
+        .await?
+        .pop()
+        .ok_or_else(|| NodeError::internal("embedder returned no vector"))?;
+
+    let plan = Plan {
+        request,
+        as_of,
+        now,
+        window,
+        terms: hindsight_text::Analyzer::shared().terms(&text_query),
+        entities: hindsight_text::query_entities(&text_query),
+        query_vector,
+    };
+    let mut response = tokio::task::spawn_blocking(move || plan.run(&views))
+        .await
+        .map_err(NodeError::internal)?;
+    response.took_micros = started.elapsed().as_micros() as u64;
+    node.note_access(&response.hits, now);
+    Ok(response)
+}
+
+struct Plan {
+    request: RecallRequest,
+    as_of: Timestamp,
+    now: Timestamp,
+    window: Option<(Timestamp, Timestamp)>,
+    terms: Vec<String>,
+    entities: Vec<String>,
+    query_vector: Vec<f32>,
+}
+
+struct Candidate {
+    memory: Arc<Memory>,
+    status: Status,
+    vector: Option<Vec<f32>>,
+    arms: Vec<ArmHit>,
+    fused: f32,
+    in_window: bool,
+}
+
+impl Plan {
+    fn run(&self, views: &[Arc<BankView>]) -> RecallResponse {
+        let top_k = self.request.top_k as usize;
+        let depth = (top_k * 4).max(40);
+        let mut candidates: HashMap<MemoryId, Candidate> = HashMap::new();
+        let mut arm_weights: HashMap<&'static str, f32> = HashMap::new();
+
+        for view in views {
+            let config = view.config();
+            let min_confidence = self
+                .request
+                .filters
+                .min_confidence
+                .unwrap_or(if self.request.include_history {
+                    0.0
+                } else {
+                    config.min_confidence
+                });
+            view.with_records(|records| {
+                let visible = |id: u128| -> bool {
+                    records
+                        .get(&MemoryId(id))
+                        .is_some_and(|m| self.status_if_visible(m, min_confidence).is_some())
+                };
+                let mut arms: Vec<(&'static str, f32, Vec<(u128, f32)>)> = vec![(
+                    ARM_SEMANTIC,
+                    1.0,
+                    view.index.vector().search(&self.query_vector, depth, &visible),
+                )];
+                if !self.terms.is_empty() {
+                    arms.push((
+                        ARM_KEYWORD,
+                        1.0,
+                        view.index.bm25().search(&self.terms, depth, &visible),
+                    ));
+                }
+                if !self.entities.is_empty() {
+                    arms.push((
+                        ARM_ENTITY,
+                        1.0,
+                        view.index.entity().search(&self.entities, 2, depth, &visible),
+                    ));
+                }
+                if let Some((start, end)) = self.window {
+                    let mut in_window: Vec<(u128, f32)> = view
+                        .index
+                        .time()
+                        .range(start.millis(), end.millis())
+                        .into_iter()
+                        .filter(|id| visible(*id))
+                        .filter_map(|id| {
+                            let v = view.index.vector().get(id)?;
+                            Some((id, dot(&v, &self.query_vector)))
+                        })
+                        .collect();
+                    in_window.sort_by(|a, b| b.1.total_cmp(&a.1));
+                    in_window.truncate(depth);
+                    arms.push((ARM_TEMPORAL, TEMPORAL_WEIGHT, in_window));
+                }
+                for (arm, weight, ranked) in arms {
+                    arm_weights.insert(arm, weight);
+                    for (rank, (id, score)) in ranked.into_iter().enumerate() {
+                        let Some(memory) = records.get(&MemoryId(id)) else {
+                            continue;
+                        };
+                        let Some(status) = self.status_if_visible(memory, min_confidence) else {
+                            continue;
+                        };
+                        let candidate = candidates.entry(memory.id).or_insert_with(|| Candidate {
+                            memory: memory.clone(),
+                            status,
+                            vector: None,
+                            arms: vec![],
+                            fused: 0.0,
+                            in_window: false,
+                        });
+                        candidate.fused += weight / (RRF_K + rank as f32 + 1.0);
+                        candidate.in_window |= arm == ARM_TEMPORAL;
+                        candidate.arms.push(ArmHit {
+                            arm: arm.to_string(),
+                            rank: rank as u32 + 1,
+                            score,
+                        });
+                    }
+                }
+            });
+        }
+
+        let best_possible = max_fused_score(arm_weights.values().copied(), RRF_K).max(f32::EPSILON);
+        let mut scored: Vec<(f32, Explain, Candidate)> = candidates
+            .into_values()
+            .map(|c| {
+                let view = views.iter().find(|v| v.name == c.memory.bank);
+                let weights = view.map(|v| v.config().weights).unwrap_or_default();
+                let relevance = (c.fused / best_possible).min(1.0);
+                let fresh = freshness(
+                    self.as_of.days_since(c.memory.occurred_at),
+                    weights.freshness_days,
+                );
+                let score = lifecycle_score(&weights, relevance, c.memory.confidence, fresh);
+                let explain = Explain {
+                    arms: c.arms.clone(),
+                    relevance,
+                    confidence: c.memory.confidence,
+                    freshness: fresh,
+                    score,
+                    status: c.status.name().to_string(),
+                    flags: flags(&c),
+                    collapsed: vec![],
+                };
+                (score, explain, c)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory.id.cmp(&b.2.memory.id)));
+
+        let mut hits: Vec<RecallHit> = vec![];
+        let mut kept_vectors: Vec<(f32, Vec<f32>)> = vec![];
+        let mut tokens_used = 0u32;
+        for (score, mut explain, mut candidate) in scored {
+            if hits.len() >= top_k {
+                break;
+            }
+            let view = views.iter().find(|v| v.name == candidate.memory.bank);
+            let collapse_at = view.map_or(0.97, |v| v.config().collapse_threshold);
+            candidate.vector = view.and_then(|v| v.index.vector().get(candidate.memory.id.0));
+            if let Some(vector) = &candidate.vector {
+                let twin = kept_vectors
+                    .iter()
+                    .position(|(_, kept)| dot(kept, vector) >= collapse_at);
+                if let Some(position) = twin {
+                    hits[position]
+                        .explain
+                        .collapsed
+                        .push(candidate.memory.id.to_string());
+                    continue;
+                }
+            }
+            if let Some(budget) = self.request.max_tokens {
+                let tokens = hindsight_text::count_tokens(&candidate.memory.content) as u32;
+                if tokens_used + tokens > budget {
+                    break;
+                }
+                tokens_used += tokens;
+            }
+            explain.score = score;
+            kept_vectors.push((score, candidate.vector.take().unwrap_or_default()));
+            hits.push(RecallHit {
+                memory: (*candidate.memory).clone(),
+                status: candidate.status,
+                score,
+                explain,
+            });
+        }
+        if self.request.max_tokens.is_none() {
+            tokens_used = hits
+                .iter()
+                .map(|h| hindsight_text::count_tokens(&h.memory.content) as u32)
+                .sum();
+        }
+        RecallResponse {
+            hits,
+            time_window: self.window,
+            tokens_used,
+            took_micros: 0,
+        }
+    }
+
+    /// The status recall reports for `memory`, or `None` when the memory is left out.
+    fn status_if_visible(&self, memory: &Memory, min_confidence: f32) -> Option<Status> {
+        let status = match self.request.as_of {
+            Some(t) => memory.status_as_of(t)?,
+            None if memory.is_expired_at(self.now) => Status::Expired,
+            None => memory.status.clone(),
+        };
+        if status == Status::Deleted {
+            return None;
+        }
+        if status.hidden_by_default() && !self.request.include_history {
+            return None;
+        }
+        if memory.confidence < min_confidence {
+            return None;
+        }
+        let filters = &self.request.filters;
+        if !filters.kinds.is_empty() && !filters.kinds.contains(&memory.kind) {
+            return None;
+        }
+        if !filters.tags.iter().all(|t| memory.tags.contains(t)) {
+            return None;
+        }
+        if filters.occurred_from.is_some_and(|from| memory.occurred_at < from)
+            || filters.occurred_to.is_some_and(|to| memory.occurred_at >= to)
+        {
+            return None;
+        }
+        Some(status)
+    }
+}
+
+fn flags(candidate: &Candidate) -> Vec<String> {
+    let mut flags = vec![];
+    match candidate.status {
+        Status::Disputed => flags.push("disputed".to_string()),
+        Status::PendingReview => flags.push("pending_review".to_string()),
+        _ => {}
+    }
+    if candidate.in_window {
+        flags.push("in_time_window".to_string());
+    }
+    if candidate.memory.support.count > 1 {
+        flags.push(format!("support:{}", candidate.memory.support.count));
+    }
+    flags
+}

@@ -1,0 +1,55 @@
+//! Request and response types of the service layer beyond those the domain model defines.
+
+use hindsight_core::history::HistoryEntry;
+use hindsight_core::{BankConfig, Memory, MemoryId, ScoringWeights, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// A record with everything needed to explain it: its history and the records it links to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub memory: Memory,
+    /// Oldest first.
+    pub history: Vec<HistoryEntry>,
+    /// Records this one links to (what superseded it, what it was derived from) that still exist.
+    pub related: Vec<Memory>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReviewReport {
+    pub bank: String,
+    pub as_of: Timestamp,
+    /// Memories the review looked at.
+    pub considered: usize,
+    pub expired: Vec<MemoryId>,
+    pub took_micros: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BankInfo {
+    pub config: BankConfig,
+    /// Records in the bank, whatever their status.
+    pub memory_count: u64,
+}
+
+/// Changes to a bank's settings; `None` leaves a field as it is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BankPatch {
+    pub description: Option<String>,
+    pub min_confidence: Option<f32>,
+    pub dedup_threshold: Option<f32>,
+    pub working_ttl_secs: Option<u64>,
+    pub collapse_threshold: Option<f32>,
+    pub weights: Option<ScoringWeights>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeStatus {
+    pub node_id: u64,
+    pub leader_id: Option<u64>,
+    pub term: u64,
+    pub last_log_index: u64,
+    pub applied_index: u64,
+    pub banks_loaded: usize,
+    pub embedding_model: String,
+    pub store_bytes_on_disk: u64,
+}

@@ -1,0 +1,321 @@
+//! The write path: validate, embed, find duplicates, propose one log entry, wait until searchable.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use hindsight_core::command::{Command, CommandOutcome, WriteItem, WriteResult};
+use hindsight_core::memory::{AccessStats, StatusChange};
+use hindsight_core::write::{Disposition, WriteOutcome, WriteRequest};
+use hindsight_core::{
+    BankConfig, BankName, Kind, Memory, MemoryId, Slot, Status, Support, Timestamp,
+    ValidationError,
+};
+
+use crate::bank::BankView;
+use crate::embedding;
+use crate::error::NodeError;
+use crate::node::Node;
+
+struct Planned {
+    memory: Memory,
+    vector: Vec<f32>,
+    /// The record this write lands in: itself, or the memory it merges into.
+    lands_in: MemoryId,
+}
+
+pub async fn write_batch(
+    node: &Node,
+    mut requests: Vec<WriteRequest>,
+) -> Result<Vec<WriteOutcome>, NodeError> {
+    let limits = &node.config().limits;
+    if requests.is_empty() {
+        return Err(ValidationError::Invalid("the batch holds no memories".into()).into());
+    }
+    if requests.len() > limits.max_batch {
+        return Err(ValidationError::TooMany {
+            field: "batch",
+            len: requests.len(),
+            max: limits.max_batch,
+        }
+        .into());
+    }
+    let single = requests.len() == 1;
+    for (i, request) in requests.iter_mut().enumerate() {
+        request.validate(limits).map_err(|e| {
+            if single {
+                NodeError::Invalid(e)
+            } else {
+                NodeError::Invalid(ValidationError::Invalid(format!("item {i}: {e}")))
+            }
+        })?;
+    }
+
+    let now = Timestamp::now();
+    let mut commands = vec![];
+    let mut banks: HashMap<BankName, (BankConfig, Option<Arc<BankView>>)> = HashMap::new();
+    for request in &requests {
+        if banks.contains_key(&request.bank) {
+            continue;
+        }
+        let entry = match node.reader().bank(&request.bank).map_err(NodeError::internal)? {
+            Some(config) => {
+                let view = node.bank_view(&request.bank).await?;
+                (config, Some(view))
+            }
+            None if node.config().node.auto_create_banks => {
+                let config = node.default_bank_config(request.bank.clone(), now);
+                commands.push(Command::CreateBank {
+                    config: config.clone(),
+                });
+                (config, None)
+            }
+            None => {
+                return Err(NodeError::NotFound(format!(
+                    "bank {} does not exist; create it first (auto_create_banks is off)",
+                    request.bank
+                )))
+            }
+        };
+        banks.insert(request.bank.clone(), entry);
+    }
+
+    let texts = requests.iter().map(|r| r.content.clone()).collect();
+    let vectors = embedding::embed(&node.context().embedder, texts).await?;
+
+    let mut planned: Vec<Planned> = Vec::with_capacity(requests.len());
+    let mut items = Vec::with_capacity(requests.len());
+    let mut similarities = HashMap::new();
+    for (request, vector) in requests.into_iter().zip(vectors) {
+        let (config, view) = &banks[&request.bank];
+        let memory = build_memory(request, config, now);
+        let duplicate = find_duplicate(view.as_deref(), &planned, &memory, &vector, config);
+        let lands_in = match duplicate {
+            Some((target, similarity)) => {
+                similarities.insert(memory.id, similarity);
+                items.push(WriteItem::Merge {
+                    target,
+                    similarity,
+                    memory: Box::new(memory.clone()),
+                });
+                target
+            }
+            None => {
+                node.context()
+                    .pending_vectors
+                    .lock()
+                    .insert(memory.id, vector.clone());
+                items.push(WriteItem::Create {
+                    memory: Box::new(memory.clone()),
+                });
+                memory.id
+            }
+        };
+        planned.push(Planned {
+            memory,
+            vector,
+            lands_in,
+        });
+    }
+    commands.push(Command::Write { items });
+    let command = if commands.len() == 1 {
+        commands.pop().expect("one command")
+    } else {
+        Command::Batch(commands)
+    };
+
+    let proposed = node.propose(command).await;
+    let (log_index, outcome) = match proposed {
+        Ok(ok) => ok,
+        Err(e) => {
+            let mut pending = node.context().pending_vectors.lock();
+            for p in &planned {
+                pending.remove(&p.memory.id);
+            }
+            return Err(e);
+        }
+    };
+    let results = written_results(outcome)?;
+    let mut outcomes = Vec::with_capacity(results.len());
+    for result in results {
+        outcomes.push(match result {
+            WriteResult::Created { id } => WriteOutcome {
+                id,
+                disposition: Disposition::Created,
+            },
+            WriteResult::MergedInto { id, target } => WriteOutcome {
+                id,
+                disposition: Disposition::MergedInto {
+                    target,
+                    similarity: similarities.get(&id).copied().unwrap_or(1.0),
+                },
+            },
+            WriteResult::Rejected { id, reason } => {
+                node.context().pending_vectors.lock().remove(&id);
+                return Err(NodeError::FailedPrecondition(reason));
+            }
+        });
+    }
+    for bank in banks.keys() {
+        let view = node.bank_view(bank).await?;
+        node.wait_indexed(&view, log_index).await?;
+    }
+    Ok(outcomes)
+}
+
+fn written_results(outcome: CommandOutcome) -> Result<Vec<WriteResult>, NodeError> {
+    match outcome {
+        CommandOutcome::Written(results) => Ok(results),
+        CommandOutcome::Batch(outcomes) => {
+            let mut written = None;
+            for outcome in outcomes {
+                match outcome {
+                    CommandOutcome::Written(results) => written = Some(results),
+                    CommandOutcome::Rejected { reason, .. } => {
+                        return Err(NodeError::FailedPrecondition(reason))
+                    }
+                    _ => {}
+                }
+            }
+            written.ok_or_else(|| NodeError::internal("write produced no result"))
+        }
+        CommandOutcome::Rejected { reason, .. } => Err(NodeError::FailedPrecondition(reason)),
+        other => Err(NodeError::internal(format!(
+            "unexpected outcome of a write: {other:?}"
+        ))),
+    }
+}
+
+pub fn build_memory(request: WriteRequest, config: &BankConfig, now: Timestamp) -> Memory {
+    let occurred_at = request.occurred_at.unwrap_or(now);
+    let ttl = request.ttl_secs.or(match request.kind {
+        Kind::Working => Some(config.working_ttl_secs),
+        _ => None,
+    });
+    let entities = hindsight_text::extract_entities(&request.content);
+    let slot = hindsight_text::extract_slot(&request.content).map(|s| Slot {
+        subject: s.subject,
+        attribute: s.attribute,
+        value: s.value,
+    });
+    let confidence = request
+        .confidence
+        .unwrap_or_else(|| request.provenance.source.initial_confidence());
+    Memory {
+        id: MemoryId::new(now.millis(), rand::random()),
+        bank: request.bank,
+        kind: request.kind,
+        subtype: request.subtype,
+        content: request.content,
+        entities,
+        slot,
+        provenance: request.provenance,
+        occurred_at,
+        recorded_at: now,
+        valid_from: occurred_at,
+        valid_to: None,
+        expires_at: ttl.map(|secs| occurred_at.plus_secs(secs)),
+        confidence,
+        importance: request.importance.unwrap_or(0.5),
+        critical: request.critical,
+        status: Status::Active,
+        status_log: vec![StatusChange {
+            effective_at: occurred_at,
+            status: Status::Active,
+        }],
+        support: Support {
+            count: 1,
+            ..Support::default()
+        },
+        access: AccessStats::default(),
+        tags: request.tags,
+        metadata: request.metadata,
+        signature: None,
+        version: 1,
+        updated_at: now,
+    }
+}
+
+/// The memory a new write duplicates, if any: the most similar active memory of the same kind at or
+/// above the bank's threshold that states the same thing (not a changed value or a negation).
+fn find_duplicate(
+    view: Option<&BankView>,
+    earlier: &[Planned],
+    memory: &Memory,
+    vector: &[f32],
+    config: &BankConfig,
+) -> Option<(MemoryId, f32)> {
+    let threshold = config.dedup_threshold;
+    let mut best: Option<(MemoryId, f32)> = None;
+    for p in earlier {
+        if p.memory.bank != memory.bank {
+            continue;
+        }
+        let similarity = dot(&p.vector, vector);
+        if similarity >= threshold
+            && best.is_none_or(|(_, s)| similarity > s)
+            && is_restatement(&p.memory, memory)
+        {
+            best = Some((p.lands_in, similarity));
+        }
+    }
+    if let Some(view) = view {
+        let found = view.with_records(|records| {
+            let filter = |id: u128| {
+                records
+                    .get(&MemoryId(id))
+                    .is_some_and(|m| m.kind == memory.kind && !m.status.hidden_by_default())
+            };
+            view.index.vector().search(vector, 3, &filter)
+        });
+        for (id, similarity) in found {
+            if similarity < threshold || best.is_some_and(|(_, s)| s >= similarity) {
+                continue;
+            }
+            if let Some(existing) = view.record(MemoryId(id)) {
+                if is_restatement(&existing, memory) {
+                    best = Some((MemoryId(id), similarity));
+                    break;
+                }
+            }
+        }
+    }
+    best
+}
+
+/// Embeddings put "I like tea" and "I no longer like tea" close together; these cheap checks keep a
+/// changed value or a negation from being merged away as a duplicate.
+fn is_restatement(existing: &Memory, new: &Memory) -> bool {
+    if existing.kind != new.kind {
+        return false;
+    }
+    if hindsight_text::has_negation(&existing.content) != hindsight_text::has_negation(&new.content)
+        || hindsight_text::has_change_cue(&new.content)
+    {
+        return false;
+    }
+    if numbers(&existing.content) != numbers(&new.content) {
+        return false;
+    }
+    match (&existing.slot, &new.slot) {
+        (Some(a), Some(b)) if a.subject == b.subject && a.attribute == b.attribute => {
+            a.value == b.value
+        }
+        _ => true,
+    }
+}
+
+fn numbers(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = text
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .map(|s| s.trim_matches('.'))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
