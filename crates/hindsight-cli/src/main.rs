@@ -1,1 +1,59 @@
-fn main() {}
+//! `hindsight`: run a node, or talk to one.
+
+mod bank;
+mod bench;
+mod cli;
+mod eval;
+mod json;
+mod output;
+mod recall;
+mod records;
+mod review;
+mod serve;
+mod status;
+mod table;
+mod write;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli.command)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the cause chain joined, so scripts can show or grep it.
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Write(args) => write::run(args).await,
+        Command::Recall(args) => recall::run(args).await,
+        Command::Get(args) => records::get(args).await,
+        Command::Trace(args) => records::trace(args).await,
+        Command::Forget(args) => records::forget(args).await,
+        Command::Review(args) => review::run(args).await,
+        Command::Bank(command) => bank::run(command).await,
+        Command::Status(args) => status::run(args).await,
+        Command::Eval(args) => eval::run(args).await,
+        Command::Bench(args) => bench::run(args).await,
+    }
+}

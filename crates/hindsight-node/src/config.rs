@@ -87,8 +87,6 @@ pub struct ReviewSection {
 pub struct IndexSection {
     /// Seconds between dumps of a changed bank's indexes; 0 dumps only at shutdown.
     pub dump_interval_secs: u64,
-    /// Stop a bank's actor (and free its indexes) after this many idle seconds; 0 keeps it forever.
-    pub idle_stop_secs: u64,
 }
 
 impl Default for NodeSection {
@@ -149,7 +147,6 @@ impl Default for IndexSection {
     fn default() -> Self {
         IndexSection {
             dump_interval_secs: 60,
-            idle_stop_secs: 0,
         }
     }
 }

@@ -1,1 +1,40 @@
+//! Hindsight's replicated store of record: an openraft 0.9 Raft group whose log and state machine
+//! live in sled. Every state change is a `hindsight_core::Command` applied by the pure rules of
+//! `hindsight_core::apply`; this crate supplies the I/O around them — the durable log, atomic
+//! per-entry apply, snapshots, group commit and read access. See `DESIGN.md` for the key layout and
+//! the durability points.
 
+mod codec;
+mod config;
+mod error;
+mod handle;
+mod keys;
+mod listener;
+mod log_store;
+mod metrics;
+pub mod network;
+mod overlay;
+mod proposer;
+mod reader;
+mod response;
+mod snapshot_builder;
+mod snapshot_format;
+mod snapshot_store;
+mod state_machine;
+mod type_config;
+
+#[cfg(test)]
+mod test_support;
+
+pub use config::StoreConfig;
+pub use error::StoreError;
+pub use handle::{open, StoreHandle};
+pub use listener::{ApplyListener, NoopListener};
+pub use log_store::LogStore;
+pub use metrics::StoreMetrics;
+pub use proposer::{ProposalCounts, ProposeOutcome, Proposer};
+pub use reader::StateReader;
+pub use response::CommandResponse;
+pub use snapshot_builder::StateSnapshotBuilder;
+pub use state_machine::StateMachineStore;
+pub use type_config::TypeConfig;

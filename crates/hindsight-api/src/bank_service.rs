@@ -1,0 +1,92 @@
+use hindsight_core::BankName;
+use hindsight_node::Node;
+use tonic::{Request, Response, Status};
+
+use crate::pb;
+use crate::pb::bank_service_server::BankService;
+use crate::status::{from_node, invalid};
+
+/// `hindsight.v1.BankService` over a node.
+#[derive(Clone)]
+pub struct BankApi {
+    node: Node,
+}
+
+impl BankApi {
+    pub fn new(node: Node) -> Self {
+        BankApi { node }
+    }
+}
+
+fn bank_name(name: &str) -> Result<BankName, Status> {
+    name.parse().map_err(invalid)
+}
+
+#[tonic::async_trait]
+impl BankService for BankApi {
+    async fn create_bank(
+        &self,
+        request: Request<pb::CreateBankRequest>,
+    ) -> Result<Response<pb::CreateBankResponse>, Status> {
+        let request = request.into_inner();
+        let name = bank_name(&request.name)?;
+        let patch = request.settings.unwrap_or_default().into();
+        let bank = self
+            .node
+            .create_bank(name, patch)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new(pb::CreateBankResponse {
+            bank: Some((&bank).into()),
+        }))
+    }
+
+    async fn get_bank(
+        &self,
+        request: Request<pb::GetBankRequest>,
+    ) -> Result<Response<pb::GetBankResponse>, Status> {
+        let name = bank_name(&request.into_inner().name)?;
+        let info = self.node.get_bank(name).await.map_err(from_node)?;
+        Ok(Response::new(pb::GetBankResponse {
+            info: Some((&info).into()),
+        }))
+    }
+
+    async fn list_banks(
+        &self,
+        _request: Request<pb::ListBanksRequest>,
+    ) -> Result<Response<pb::ListBanksResponse>, Status> {
+        let banks = self.node.list_banks().await.map_err(from_node)?;
+        Ok(Response::new(pb::ListBanksResponse {
+            banks: banks.iter().map(pb::BankInfo::from).collect(),
+        }))
+    }
+
+    async fn update_bank(
+        &self,
+        request: Request<pb::UpdateBankRequest>,
+    ) -> Result<Response<pb::UpdateBankResponse>, Status> {
+        let request = request.into_inner();
+        let name = bank_name(&request.name)?;
+        let patch = request.patch.unwrap_or_default().into();
+        let bank = self
+            .node
+            .update_bank(name, patch)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new(pb::UpdateBankResponse {
+            bank: Some((&bank).into()),
+        }))
+    }
+
+    async fn delete_bank(
+        &self,
+        request: Request<pb::DeleteBankRequest>,
+    ) -> Result<Response<pb::DeleteBankResponse>, Status> {
+        let name = bank_name(&request.into_inner().name)?;
+        let removed = self.node.delete_bank(name).await.map_err(from_node)?;
+        Ok(Response::new(pb::DeleteBankResponse {
+            memories_removed: removed as u64,
+        }))
+    }
+}

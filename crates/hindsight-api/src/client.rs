@@ -1,0 +1,283 @@
+use std::error::Error as _;
+use std::time::Duration;
+
+use hindsight_core::{
+    BankConfig, BankName, Memory, MemoryId, RecallRequest, RecallResponse, Timestamp,
+    ValidationError, WriteOutcome, WriteRequest,
+};
+use hindsight_node::{BankInfo, BankPatch, ReviewReport, Trace};
+use tonic::transport::{Channel, Endpoint};
+
+use crate::client_error::ClientError;
+use crate::pb;
+use crate::pb::bank_service_client::BankServiceClient;
+use crate::pb::memory_service_client::MemoryServiceClient;
+use crate::pb::node_service_client::NodeServiceClient;
+use crate::server::MAX_MESSAGE_BYTES;
+use crate::server_status::ServerStatus;
+
+/// How long `connect` waits for the server to accept before giving up.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A connection to a Hindsight server. Its methods mirror `hindsight_node::Node`, in the domain
+/// model's types, so code can drive a remote node like an embedded one. Cheap to clone; clones share
+/// the connection.
+#[derive(Clone, Debug)]
+pub struct HindsightClient {
+    addr: String,
+    memory: MemoryServiceClient<Channel>,
+    banks: BankServiceClient<Channel>,
+    node: NodeServiceClient<Channel>,
+}
+
+impl HindsightClient {
+    /// Connects to `addr`, given as `HOST:PORT` or `http://HOST:PORT`.
+    pub async fn connect(addr: &str) -> Result<Self, ClientError> {
+        Self::connect_with_timeout(addr, DEFAULT_CONNECT_TIMEOUT).await
+    }
+
+    pub async fn connect_with_timeout(addr: &str, timeout: Duration) -> Result<Self, ClientError> {
+        let shown = addr.trim().trim_start_matches("http://").to_string();
+        let invalid = |reason: String| ClientError::InvalidAddress {
+            addr: addr.to_string(),
+            reason,
+        };
+        let endpoint = Endpoint::from_shared(format!("http://{shown}"))
+            .map_err(|e| invalid(e.to_string()))?;
+        if endpoint.uri().port().is_none() || endpoint.uri().path() != "/" {
+            return Err(invalid("not a host and port".into()));
+        }
+        let channel = endpoint
+            .connect_timeout(timeout)
+            .connect()
+            .await
+            .map_err(|e| ClientError::Unreachable {
+                addr: shown.clone(),
+                reason: connect_failure(&e, timeout),
+            })?;
+        Ok(HindsightClient {
+            addr: shown,
+            memory: MemoryServiceClient::new(channel.clone())
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES),
+            banks: BankServiceClient::new(channel.clone())
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES),
+            node: NodeServiceClient::new(channel)
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES),
+        })
+    }
+
+    /// The server address, as `HOST:PORT`.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// The generated clients, for calls in the wire types.
+    pub fn memory_client(&self) -> MemoryServiceClient<Channel> {
+        self.memory.clone()
+    }
+
+    pub fn bank_client(&self) -> BankServiceClient<Channel> {
+        self.banks.clone()
+    }
+
+    pub fn node_client(&self) -> NodeServiceClient<Channel> {
+        self.node.clone()
+    }
+
+    pub async fn write(&self, request: WriteRequest) -> Result<WriteOutcome, ClientError> {
+        let response = self.memory.clone().write(pb::WriteRequest::from(&request)).await;
+        read(self.answer(response)?)
+    }
+
+    /// All or nothing on validation, like the node's.
+    pub async fn write_batch(
+        &self,
+        requests: Vec<WriteRequest>,
+    ) -> Result<Vec<WriteOutcome>, ClientError> {
+        let request = pb::WriteBatchRequest {
+            items: requests.iter().map(pb::WriteRequest::from).collect(),
+        };
+        let response = self.memory.clone().write_batch(request).await;
+        read_all(self.answer(response)?.outcomes)
+    }
+
+    pub async fn recall(&self, request: RecallRequest) -> Result<RecallResponse, ClientError> {
+        let response = self
+            .memory
+            .clone()
+            .recall(pb::RecallRequest::from(&request))
+            .await;
+        read(self.answer(response)?)
+    }
+
+    pub async fn get(&self, id: MemoryId) -> Result<Memory, ClientError> {
+        let request = pb::GetRequest { id: id.to_string() };
+        let response = self.answer(self.memory.clone().get(request).await)?;
+        read(missing(response.memory, "memory")?)
+    }
+
+    pub async fn trace(&self, id: MemoryId) -> Result<Trace, ClientError> {
+        let request = pb::TraceRequest { id: id.to_string() };
+        read(self.answer(self.memory.clone().trace(request).await)?)
+    }
+
+    /// Soft forget archives; hard forget deletes the record and everything derived from it.
+    /// An empty reason leaves the server's default in the history. Returns the ids that changed.
+    pub async fn forget(
+        &self,
+        id: MemoryId,
+        hard: bool,
+        reason: String,
+    ) -> Result<Vec<MemoryId>, ClientError> {
+        let request = pb::ForgetRequest {
+            id: id.to_string(),
+            hard,
+            reason: Some(reason).filter(|r| !r.is_empty()),
+        };
+        let response = self.answer(self.memory.clone().forget(request).await)?;
+        response
+            .changed
+            .iter()
+            .map(|id| id.parse().map_err(ClientError::Malformed))
+            .collect()
+    }
+
+    pub async fn review(
+        &self,
+        bank: BankName,
+        as_of: Option<Timestamp>,
+    ) -> Result<ReviewReport, ClientError> {
+        let request = pb::ReviewRequest {
+            bank: bank.to_string(),
+            as_of: as_of.map(Timestamp::to_rfc3339),
+        };
+        read(self.answer(self.memory.clone().review(request).await)?)
+    }
+
+    pub async fn create_bank(
+        &self,
+        name: BankName,
+        patch: BankPatch,
+    ) -> Result<BankConfig, ClientError> {
+        let request = pb::CreateBankRequest {
+            name: name.to_string(),
+            settings: Some(pb::BankPatch::from(&patch)),
+        };
+        let response = self.answer(self.banks.clone().create_bank(request).await)?;
+        read(missing(response.bank, "bank")?)
+    }
+
+    pub async fn get_bank(&self, name: BankName) -> Result<BankInfo, ClientError> {
+        let request = pb::GetBankRequest {
+            name: name.to_string(),
+        };
+        let response = self.answer(self.banks.clone().get_bank(request).await)?;
+        read(missing(response.info, "info")?)
+    }
+
+    pub async fn list_banks(&self) -> Result<Vec<BankInfo>, ClientError> {
+        let response = self.banks.clone().list_banks(pb::ListBanksRequest {}).await;
+        read_all(self.answer(response)?.banks)
+    }
+
+    pub async fn update_bank(
+        &self,
+        name: BankName,
+        patch: BankPatch,
+    ) -> Result<BankConfig, ClientError> {
+        let request = pb::UpdateBankRequest {
+            name: name.to_string(),
+            patch: Some(pb::BankPatch::from(&patch)),
+        };
+        let response = self.answer(self.banks.clone().update_bank(request).await)?;
+        read(missing(response.bank, "bank")?)
+    }
+
+    /// Deletes the bank and every memory in it. Returns how many memories were removed.
+    pub async fn delete_bank(&self, name: BankName) -> Result<usize, ClientError> {
+        let request = pb::DeleteBankRequest {
+            name: name.to_string(),
+        };
+        let response = self.answer(self.banks.clone().delete_bank(request).await)?;
+        Ok(response.memories_removed as usize)
+    }
+
+    pub async fn status(&self) -> Result<ServerStatus, ClientError> {
+        let response = self.node.clone().status(pb::StatusRequest {}).await;
+        Ok(self.answer(response)?.into())
+    }
+
+    /// A call that failed in the transport (the server went away) is reported like a failed connect;
+    /// everything else is the server's own answer.
+    fn answer<T>(
+        &self,
+        result: Result<tonic::Response<T>, tonic::Status>,
+    ) -> Result<T, ClientError> {
+        match result {
+            Ok(response) => Ok(response.into_inner()),
+            Err(status)
+                if status.code() == tonic::Code::Unavailable && status.source().is_some() =>
+            {
+                Err(ClientError::Unreachable {
+                    addr: self.addr.clone(),
+                    reason: io_reason(&status).unwrap_or_else(|| status.message().to_string()),
+                })
+            }
+            Err(status) => Err(ClientError::Status(status)),
+        }
+    }
+}
+
+fn read<W, T: TryFrom<W, Error = ValidationError>>(wire: W) -> Result<T, ClientError> {
+    Ok(T::try_from(wire)?)
+}
+
+fn read_all<W, T: TryFrom<W, Error = ValidationError>>(
+    wire: Vec<W>,
+) -> Result<Vec<T>, ClientError> {
+    wire.into_iter().map(read).collect()
+}
+
+fn missing<T>(value: Option<T>, field: &str) -> Result<T, ClientError> {
+    value.ok_or_else(|| ValidationError::Invalid(format!("{field} is missing")).into())
+}
+
+fn connect_failure(error: &tonic::transport::Error, timeout: Duration) -> String {
+    if let Some(reason) = io_reason(error) {
+        return reason;
+    }
+    let mut innermost: &dyn std::error::Error = error;
+    while let Some(source) = innermost.source() {
+        innermost = source;
+    }
+    let text = innermost.to_string();
+    if text.contains("timed out") || text.contains("timeout") {
+        format!("no answer within {} s", timeout.as_secs_f32())
+    } else {
+        text
+    }
+}
+
+/// The operating system's reason, worded for people, from anywhere in an error's source chain.
+fn io_reason(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            return Some(match io.kind() {
+                ConnectionRefused => "connection refused".to_string(),
+                ConnectionReset | ConnectionAborted | BrokenPipe => {
+                    "the connection was closed".to_string()
+                }
+                TimedOut => "timed out".to_string(),
+                AddrNotAvailable => "address not available".to_string(),
+                _ => io.to_string(),
+            });
+        }
+        current = e.source();
+    }
+    None
+}

@@ -1,0 +1,115 @@
+use hindsight_core::{BankName, MemoryId, RecallRequest, WriteRequest};
+use hindsight_node::Node;
+use tonic::{Request, Response, Status};
+
+use crate::convert::opt_time;
+use crate::pb;
+use crate::pb::memory_service_server::MemoryService;
+use crate::status::{from_node, invalid, parse};
+
+/// Reason recorded in a record's history when a forget request gives none.
+const DEFAULT_FORGET_REASON: &str = "forgotten on request";
+
+/// `hindsight.v1.MemoryService` over a node.
+#[derive(Clone)]
+pub struct MemoryApi {
+    node: Node,
+}
+
+impl MemoryApi {
+    pub fn new(node: Node) -> Self {
+        MemoryApi { node }
+    }
+}
+
+#[tonic::async_trait]
+impl MemoryService for MemoryApi {
+    async fn write(
+        &self,
+        request: Request<pb::WriteRequest>,
+    ) -> Result<Response<pb::WriteResponse>, Status> {
+        let request: WriteRequest = parse(request.into_inner())?;
+        let outcome = self.node.write(request).await.map_err(from_node)?;
+        Ok(Response::new((&outcome).into()))
+    }
+
+    async fn write_batch(
+        &self,
+        request: Request<pb::WriteBatchRequest>,
+    ) -> Result<Response<pb::WriteBatchResponse>, Status> {
+        let requests = request
+            .into_inner()
+            .items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| {
+                WriteRequest::try_from(item)
+                    .map_err(|e| Status::invalid_argument(format!("item {i}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let outcomes = self.node.write_batch(requests).await.map_err(from_node)?;
+        Ok(Response::new(pb::WriteBatchResponse {
+            outcomes: outcomes.iter().map(pb::WriteResponse::from).collect(),
+        }))
+    }
+
+    async fn recall(
+        &self,
+        request: Request<pb::RecallRequest>,
+    ) -> Result<Response<pb::RecallResponse>, Status> {
+        let request: RecallRequest = parse(request.into_inner())?;
+        let response = self.node.recall(request).await.map_err(from_node)?;
+        Ok(Response::new((&response).into()))
+    }
+
+    async fn get(
+        &self,
+        request: Request<pb::GetRequest>,
+    ) -> Result<Response<pb::GetResponse>, Status> {
+        let id: MemoryId = request.into_inner().id.parse().map_err(invalid)?;
+        let memory = self.node.get(id).await.map_err(from_node)?;
+        Ok(Response::new(pb::GetResponse {
+            memory: Some((&memory).into()),
+        }))
+    }
+
+    async fn trace(
+        &self,
+        request: Request<pb::TraceRequest>,
+    ) -> Result<Response<pb::TraceResponse>, Status> {
+        let id: MemoryId = request.into_inner().id.parse().map_err(invalid)?;
+        let trace = self.node.trace(id).await.map_err(from_node)?;
+        Ok(Response::new((&trace).into()))
+    }
+
+    async fn forget(
+        &self,
+        request: Request<pb::ForgetRequest>,
+    ) -> Result<Response<pb::ForgetResponse>, Status> {
+        let request = request.into_inner();
+        let id: MemoryId = request.id.parse().map_err(invalid)?;
+        let reason = request
+            .reason
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_FORGET_REASON.to_string());
+        let changed = self
+            .node
+            .forget(id, request.hard, reason)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new(pb::ForgetResponse {
+            changed: changed.iter().map(ToString::to_string).collect(),
+        }))
+    }
+
+    async fn review(
+        &self,
+        request: Request<pb::ReviewRequest>,
+    ) -> Result<Response<pb::ReviewResponse>, Status> {
+        let request = request.into_inner();
+        let bank: BankName = request.bank.parse().map_err(invalid)?;
+        let as_of = opt_time(request.as_of.as_deref()).map_err(invalid)?;
+        let report = self.node.review(bank, as_of).await.map_err(from_node)?;
+        Ok(Response::new((&report).into()))
+    }
+}

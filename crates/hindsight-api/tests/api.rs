@@ -1,0 +1,540 @@
+//! The real node behind the real tonic server on loopback, driven through the real client.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use hindsight_api::{pb, ApiError, ClientError, HindsightClient};
+use hindsight_core::{BankName, Kind, MemoryId, Provenance, RecallRequest, SourceKind, Status, Timestamp, WriteRequest};
+use hindsight_node::{BankPatch, EmbeddingProvider, Node, NodeConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::Code;
+
+struct Harness {
+    node: Node,
+    client: HindsightClient,
+    grpc: SocketAddr,
+    http: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<Result<(), ApiError>>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    async fn start() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = NodeConfig::default();
+        config.node.data_dir = dir.path().join("data");
+        config.embedding.provider = EmbeddingProvider::Hashing;
+        config.review.interval_secs = 0;
+        let node = Node::start(config).await.expect("node starts");
+        let grpc_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let http_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let grpc = grpc_listener.local_addr().unwrap();
+        let http = http_listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(hindsight_api::serve_with_listeners(
+            node.clone(),
+            grpc_listener,
+            http_listener,
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        let client = HindsightClient::connect(&grpc.to_string())
+            .await
+            .expect("client connects");
+        Harness {
+            node,
+            client,
+            grpc,
+            http,
+            stop: Some(stop),
+            server: Some(server),
+            _dir: dir,
+        }
+    }
+
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        let served = tokio::time::timeout(Duration::from_secs(10), self.server.take().unwrap())
+            .await
+            .expect("servers drain in time")
+            .unwrap();
+        served.expect("servers stop cleanly");
+        self.node.shutdown().await;
+    }
+
+    fn memory(&self) -> pb::memory_service_client::MemoryServiceClient<tonic::transport::Channel> {
+        self.client.memory_client()
+    }
+
+    fn banks(&self) -> pb::bank_service_client::BankServiceClient<tonic::transport::Channel> {
+        self.client.bank_client()
+    }
+}
+
+fn bank(name: &str) -> BankName {
+    name.parse().unwrap()
+}
+
+fn write_request(bank_name: &str, content: &str) -> WriteRequest {
+    let mut request = WriteRequest::new(
+        bank(bank_name),
+        content,
+        Provenance::from_source(SourceKind::User),
+    );
+    request.occurred_at = Some(Timestamp::parse_rfc3339("2026-03-02T09:00:00Z").unwrap());
+    request
+}
+
+fn wire_write(bank_name: &str, content: &str) -> pb::WriteRequest {
+    pb::WriteRequest {
+        bank: bank_name.to_string(),
+        content: content.to_string(),
+        provenance: Some(pb::Provenance {
+            source: "user".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn wire_recall(banks: &[&str], query: &str) -> pb::RecallRequest {
+    pb::RecallRequest {
+        banks: banks.iter().map(|b| b.to_string()).collect(),
+        query: query.to_string(),
+        ..Default::default()
+    }
+}
+
+fn code<T: std::fmt::Debug>(result: Result<T, ClientError>) -> Code {
+    result.expect_err("the call should fail").code().expect("the server answered")
+}
+
+fn wire_code<T: std::fmt::Debug>(result: Result<T, tonic::Status>) -> (Code, String) {
+    let status = result.expect_err("the call should fail");
+    (status.code(), status.message().to_string())
+}
+
+/// The number of memories stored in `name`, with a bank that was never created counting as empty.
+async fn stored(h: &Harness, name: &str) -> u64 {
+    match h.client.get_bank(bank(name)).await {
+        Ok(info) => info.memory_count,
+        Err(e) if e.code() == Some(Code::NotFound) => 0,
+        Err(e) => panic!("get_bank failed: {e}"),
+    }
+}
+
+fn unknown_id() -> MemoryId {
+    MemoryId::new(1_700_000_000_000, 42)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_recall_get_trace_and_forget() {
+    let h = Harness::start().await;
+    let tea = h
+        .client
+        .write(write_request("api/life", "The user prefers green tea in the morning"))
+        .await
+        .unwrap();
+    let other = h
+        .client
+        .write(write_request("api/life", "The deploy pipeline runs on Fridays after lunch"))
+        .await
+        .unwrap();
+    assert_ne!(tea.id, other.id);
+
+    let mut recall = RecallRequest::new(vec![bank("api/life")], "what tea does the user like", 5);
+    recall.as_of = Some(Timestamp::parse_rfc3339("2026-03-03T09:00:00Z").unwrap());
+    let response = h.client.recall(recall.clone()).await.unwrap();
+    assert_eq!(response.hits.first().map(|hit| hit.memory.id), Some(tea.id));
+    assert!(!response.hits[0].explain.arms.is_empty(), "every hit is explained");
+
+    let memory = h.client.get(tea.id).await.unwrap();
+    assert_eq!(memory.content, "The user prefers green tea in the morning");
+    assert_eq!(memory.kind, Kind::Semantic);
+    assert_eq!(memory.provenance.source, SourceKind::User);
+    assert_eq!(memory.status, Status::Active);
+
+    let trace = h.client.trace(tea.id).await.unwrap();
+    assert_eq!(trace.memory.id, tea.id);
+    assert!(!trace.history.is_empty(), "creation is in the history");
+
+    let changed = h.client.forget(tea.id, false, "no longer true".into()).await.unwrap();
+    assert!(changed.contains(&tea.id));
+    assert_eq!(h.client.get(tea.id).await.unwrap().status, Status::Archived);
+    let after_soft = h.client.recall(recall.clone()).await.unwrap();
+    assert!(after_soft.hits.iter().all(|hit| hit.memory.id != tea.id));
+
+    let changed = h.client.forget(tea.id, true, String::new()).await.unwrap();
+    assert!(changed.contains(&tea.id));
+    assert_eq!(code(h.client.get(tea.id).await), Code::NotFound);
+    assert_eq!(code(h.client.trace(tea.id).await), Code::NotFound);
+    assert_eq!(h.client.get(other.id).await.unwrap().id, other.id);
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_writes_are_all_or_nothing() {
+    let h = Harness::start().await;
+    let items = vec![
+        write_request("api/batch", "first of the batch"),
+        write_request("api/batch", "second of the batch, about something else"),
+    ];
+    let outcomes = h.client.write_batch(items).await.unwrap();
+    assert_eq!(outcomes.len(), 2);
+    assert_eq!(stored(&h, "api/batch").await, 2);
+
+    let (code, message) = wire_code(
+        h.memory()
+            .write_batch(pb::WriteBatchRequest {
+                items: vec![wire_write("api/batch", "fine"), wire_write("api/batch", "   ")],
+            })
+            .await,
+    );
+    assert_eq!(code, Code::InvalidArgument, "{message}");
+    assert_eq!(stored(&h, "api/batch").await, 2, "a refused batch stores nothing");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bank_lifecycle() {
+    let h = Harness::start().await;
+    let patch = BankPatch {
+        description: Some("the sales team".into()),
+        ..BankPatch::default()
+    };
+    let created = h.client.create_bank(bank("api/team"), patch.clone()).await.unwrap();
+    assert_eq!(created.description, "the sales team");
+    assert_eq!(
+        code(h.client.create_bank(bank("api/team"), patch).await),
+        Code::AlreadyExists
+    );
+
+    let info = h.client.get_bank(bank("api/team")).await.unwrap();
+    assert_eq!(info.config.name, bank("api/team"));
+    assert_eq!(info.memory_count, 0);
+    let listed = h.client.list_banks().await.unwrap();
+    assert!(listed.iter().any(|b| b.config.name == bank("api/team")));
+
+    let updated = h
+        .client
+        .update_bank(
+            bank("api/team"),
+            BankPatch {
+                min_confidence: Some(0.5),
+                ..BankPatch::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(updated.min_confidence, 0.5);
+    assert_eq!(updated.description, "the sales team", "unpatched fields stay");
+    assert_eq!(
+        code(
+            h.client
+                .update_bank(
+                    bank("api/team"),
+                    BankPatch {
+                        min_confidence: Some(1.5),
+                        ..BankPatch::default()
+                    },
+                )
+                .await
+        ),
+        Code::InvalidArgument
+    );
+
+    h.client
+        .write(write_request("api/team", "The team meets on Tuesdays"))
+        .await
+        .unwrap();
+    assert_eq!(h.client.delete_bank(bank("api/team")).await.unwrap(), 1);
+    assert_eq!(code(h.client.get_bank(bank("api/team")).await), Code::NotFound);
+    assert_eq!(code(h.client.get_bank(bank("api/nobody")).await), Code::NotFound);
+    assert_eq!(code(h.client.delete_bank(bank("api/nobody")).await), Code::NotFound);
+    assert_eq!(
+        code(h.client.update_bank(bank("api/nobody"), BankPatch::default()).await),
+        Code::NotFound
+    );
+
+    let (code, message) = wire_code(
+        h.banks()
+            .create_bank(pb::CreateBankRequest {
+                name: "Not A Bank".into(),
+                settings: None,
+            })
+            .await,
+    );
+    assert_eq!(code, Code::InvalidArgument);
+    assert!(message.contains("invalid bank name"), "{message}");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_refused_and_stores_nothing() {
+    let h = Harness::start().await;
+    let mut memory = h.memory();
+    let limit = h.node.config().limits.max_content_bytes;
+
+    let refused_writes = [
+        ("empty content", wire_write("api/bad", "  \n ")),
+        ("content over the limit", wire_write("api/bad", &"x".repeat(limit + 1))),
+        ("unknown kind", pb::WriteRequest {
+            kind: Some("fact".into()),
+            ..wire_write("api/bad", "a fact")
+        }),
+        ("unknown source", pb::WriteRequest {
+            provenance: Some(pb::Provenance {
+                source: "rumour".into(),
+                ..Default::default()
+            }),
+            ..wire_write("api/bad", "heard somewhere")
+        }),
+        ("malformed occurred_at", pb::WriteRequest {
+            occurred_at: Some("yesterday".into()),
+            ..wire_write("api/bad", "something happened")
+        }),
+        ("ttl of zero", pb::WriteRequest {
+            ttl_seconds: Some(0),
+            ..wire_write("api/bad", "short-lived")
+        }),
+        ("confidence out of range", pb::WriteRequest {
+            confidence: Some(1.5),
+            ..wire_write("api/bad", "very sure")
+        }),
+    ];
+    for (what, request) in refused_writes {
+        let (code, message) = wire_code(memory.write(request).await);
+        assert_eq!(code, Code::InvalidArgument, "{what}: {message}");
+        assert!(!message.is_empty(), "{what}: the reason is given");
+    }
+    let (_, message) = wire_code(memory.write(wire_write("api/bad", "")).await);
+    assert!(message.contains("content must not be empty"), "{message}");
+    let (_, message) = wire_code(
+        memory
+            .write(pb::WriteRequest {
+                occurred_at: Some("yesterday".into()),
+                ..wire_write("api/bad", "x")
+            })
+            .await,
+    );
+    assert!(message.contains("invalid timestamp"), "{message}");
+    for name in ["", "Bad Bank", "/x", "a//b", "a/b/c/d/e"] {
+        let (code, message) = wire_code(memory.write(wire_write(name, "fine content")).await);
+        assert_eq!(code, Code::InvalidArgument, "bank {name:?}: {message}");
+    }
+    assert_eq!(stored(&h, "api/bad").await, 0, "nothing refused was stored");
+
+    h.client
+        .write(write_request("api/bad", "One good memory about coffee"))
+        .await
+        .unwrap();
+    let refused_recalls = [
+        ("top_k 0", pb::RecallRequest {
+            top_k: Some(0),
+            ..wire_recall(&["api/bad"], "coffee")
+        }),
+        ("huge top_k", pb::RecallRequest {
+            top_k: Some(1_000_000),
+            ..wire_recall(&["api/bad"], "coffee")
+        }),
+        ("malformed as_of", pb::RecallRequest {
+            as_of: Some("2026-13-01T00:00:00Z".into()),
+            ..wire_recall(&["api/bad"], "coffee")
+        }),
+        ("no banks", wire_recall(&[], "coffee")),
+        ("invalid bank", wire_recall(&["Bad Bank"], "coffee")),
+        ("empty query", wire_recall(&["api/bad"], "  ")),
+        ("unknown kind filter", pb::RecallRequest {
+            filters: Some(pb::RecallFilters {
+                kinds: vec!["fact".into()],
+                ..Default::default()
+            }),
+            ..wire_recall(&["api/bad"], "coffee")
+        }),
+        ("unknown consistency", pb::RecallRequest {
+            consistency: Some("sometimes".into()),
+            ..wire_recall(&["api/bad"], "coffee")
+        }),
+    ];
+    for (what, request) in refused_recalls {
+        let (code, message) = wire_code(memory.recall(request).await);
+        assert_eq!(code, Code::InvalidArgument, "{what}: {message}");
+    }
+    let unset_top_k = memory
+        .recall(wire_recall(&["api/bad"], "coffee"))
+        .await
+        .expect("top_k has a default");
+    assert_eq!(unset_top_k.into_inner().hits.len(), 1);
+
+    for id in ["not-an-id", "", "01ARZ3NDEKTSV4RRFFQ69G5FA"] {
+        let (code, message) = wire_code(memory.get(pb::GetRequest { id: id.into() }).await);
+        assert_eq!(code, Code::InvalidArgument, "id {id:?}: {message}");
+        let (code, _) = wire_code(memory.trace(pb::TraceRequest { id: id.into() }).await);
+        assert_eq!(code, Code::InvalidArgument);
+        let (code, _) = wire_code(
+            memory
+                .forget(pb::ForgetRequest {
+                    id: id.into(),
+                    hard: true,
+                    reason: None,
+                })
+                .await,
+        );
+        assert_eq!(code, Code::InvalidArgument);
+    }
+    assert_eq!(code(h.client.get(unknown_id()).await), Code::NotFound);
+    assert_eq!(code(h.client.trace(unknown_id()).await), Code::NotFound);
+    assert_eq!(
+        code(h.client.forget(unknown_id(), false, String::new()).await),
+        Code::NotFound
+    );
+
+    let (code, message) = wire_code(
+        memory
+            .review(pb::ReviewRequest {
+                bank: "api/bad".into(),
+                as_of: Some("next tuesday".into()),
+            })
+            .await,
+    );
+    assert_eq!(code, Code::InvalidArgument, "{message}");
+    assert_eq!(stored(&h, "api/bad").await, 1, "only the good write is stored");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_and_status_answer() {
+    let h = Harness::start().await;
+    let mut request = write_request("api/review", "A working note that expires quickly");
+    request.kind = Kind::Working;
+    request.ttl_secs = Some(60);
+    let written = h.client.write(request).await.unwrap();
+    let report = h
+        .client
+        .review(
+            bank("api/review"),
+            Some(Timestamp::parse_rfc3339("2026-03-02T10:00:00Z").unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.bank, "api/review");
+    assert!(report.expired.contains(&written.id), "{report:?}");
+
+    let status = h.client.status().await.unwrap();
+    assert!(status.ready);
+    assert_eq!(status.node.node_id, 1);
+    assert!(!status.version.is_empty());
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probes_health_and_reflection() {
+    let h = Harness::start().await;
+
+    let (status, body) = http_get(h.http, "/ready").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body, "ready");
+    let (status, _) = http_get(h.http, "/health").await;
+    assert_eq!(status, 200);
+    let (status, _) = http_get(h.http, "/nothing-here").await;
+    assert_eq!(status, 404);
+
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", h.grpc))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
+    for service in [
+        "",
+        "hindsight.v1.MemoryService",
+        "hindsight.v1.BankService",
+        "hindsight.v1.NodeService",
+    ] {
+        let answer = health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            answer.status,
+            tonic_health::pb::health_check_response::ServingStatus::Serving as i32,
+            "service {service:?}"
+        );
+    }
+
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+    let mut reflection = ServerReflectionClient::new(channel);
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut answers = reflection
+        .server_reflection_info(futures::stream::iter([request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let answer = answers.message().await.unwrap().expect("one answer");
+    let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+        panic!("unexpected reflection answer {answer:?}");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    for expected in [
+        "hindsight.v1.MemoryService",
+        "hindsight.v1.BankService",
+        "hindsight.v1.NodeService",
+        "grpc.health.v1.Health",
+    ] {
+        assert!(names.iter().any(|n| n == expected), "{expected} in {names:?}");
+    }
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_server_is_named_with_the_reason() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let addr = format!("127.0.0.1:{port}");
+    let error = HindsightClient::connect(&addr).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot reach the Hindsight server at {addr}: connection refused (is `hindsight serve` running?)"
+        )
+    );
+    assert!(matches!(
+        HindsightClient::connect("no port here").await,
+        Err(ClientError::InvalidAddress { .. })
+    ));
+}
+
+/// A minimal HTTP/1.1 GET; returns the status code and the body.
+async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default();
+    (status, body)
+}

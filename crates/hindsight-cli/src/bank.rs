@@ -1,0 +1,185 @@
+//! `hindsight bank …`: bank administration.
+
+use hindsight_api::HindsightClient;
+use hindsight_core::{BankConfig, BankName, ScoringWeights};
+use hindsight_node::BankPatch;
+use serde_json::{json, Value};
+
+use crate::cli::{BankCommand, BankEditArgs, BankNameArgs, BankSettings, StatusArgs};
+use crate::json;
+use crate::output::{emit, score};
+use crate::table::{clip, Table};
+
+/// Columns of a bank's description shown in `bank list`.
+const DESCRIPTION_COLUMNS: usize = 50;
+
+pub async fn run(command: BankCommand) -> anyhow::Result<()> {
+    match command {
+        BankCommand::Create(args) => create(args).await,
+        BankCommand::Get(args) => get(args).await,
+        BankCommand::List(args) => list(args).await,
+        BankCommand::Update(args) => update(args).await,
+        BankCommand::Delete(args) => delete(args).await,
+    }
+}
+
+async fn create(args: BankEditArgs) -> anyhow::Result<()> {
+    let name: BankName = args.name.parse()?;
+    let client = HindsightClient::connect(&args.client.server).await?;
+    let settings = &args.settings;
+    let patch = patch(settings, None);
+    let partial_weights = patch.weights.is_none() && settings.any_weight();
+    let mut bank = client.create_bank(name.clone(), patch).await?;
+    if partial_weights {
+        // Weights travel as a set; the ones not given keep the defaults the node just applied.
+        let patch = BankPatch {
+            weights: Some(settings.weights_over(&bank.weights)),
+            ..BankPatch::default()
+        };
+        bank = client.update_bank(name, patch).await?;
+    }
+    print_bank(args.client.json, &bank);
+    Ok(())
+}
+
+async fn update(args: BankEditArgs) -> anyhow::Result<()> {
+    let name: BankName = args.name.parse()?;
+    let client = HindsightClient::connect(&args.client.server).await?;
+    let current = if args.settings.any_weight() {
+        Some(client.get_bank(name.clone()).await?.config.weights)
+    } else {
+        None
+    };
+    let bank = client
+        .update_bank(name, patch(&args.settings, current.as_ref()))
+        .await?;
+    print_bank(args.client.json, &bank);
+    Ok(())
+}
+
+async fn get(args: BankNameArgs) -> anyhow::Result<()> {
+    let name: BankName = args.name.parse()?;
+    let client = HindsightClient::connect(&args.client.server).await?;
+    let info = client.get_bank(name).await?;
+    emit(
+        args.client.json,
+        || json::bank_info(&info),
+        || bank_text(&info.config, Some(info.memory_count)),
+    );
+    Ok(())
+}
+
+async fn list(args: StatusArgs) -> anyhow::Result<()> {
+    let client = HindsightClient::connect(&args.client.server).await?;
+    let banks = client.list_banks().await?;
+    emit(
+        args.client.json,
+        || json!({ "banks": banks.iter().map(json::bank_info).collect::<Vec<Value>>() }),
+        || {
+            if banks.is_empty() {
+                return "no banks\n".to_string();
+            }
+            let mut t =
+                Table::with_header(["NAME", "MEMORIES", "MIN_CONF", "DEDUP", "DESCRIPTION"]);
+            for info in &banks {
+                let bank = &info.config;
+                t.row([
+                    bank.name.to_string(),
+                    info.memory_count.to_string(),
+                    score(bank.min_confidence),
+                    score(bank.dedup_threshold),
+                    clip(&bank.description, DESCRIPTION_COLUMNS),
+                ]);
+            }
+            t.render()
+        },
+    );
+    Ok(())
+}
+
+async fn delete(args: BankNameArgs) -> anyhow::Result<()> {
+    let name: BankName = args.name.parse()?;
+    let client = HindsightClient::connect(&args.client.server).await?;
+    let removed = client.delete_bank(name.clone()).await?;
+    emit(
+        args.client.json,
+        || json!({ "name": name.as_str(), "memories_removed": removed }),
+        || format!("deleted {name} ({removed} memories)\n"),
+    );
+    Ok(())
+}
+
+/// The patch the flags ask for. `base` completes a partial set of weights; without it, weights are
+/// sent only when all four are given.
+fn patch(s: &BankSettings, base: Option<&ScoringWeights>) -> BankPatch {
+    let weights = match base {
+        Some(base) => Some(s.weights_over(base)),
+        None if s.all_weights() => Some(s.weights_over(&ScoringWeights::default())),
+        None => None,
+    };
+    BankPatch {
+        description: s.description.clone(),
+        min_confidence: s.min_confidence,
+        dedup_threshold: s.dedup_threshold,
+        working_ttl_secs: s.working_ttl,
+        collapse_threshold: s.collapse_threshold,
+        weights,
+    }
+}
+
+impl BankSettings {
+    fn weight_flags(&self) -> [Option<f32>; 4] {
+        [
+            self.weight_relevance,
+            self.weight_confidence,
+            self.weight_freshness,
+            self.freshness_days,
+        ]
+    }
+
+    fn any_weight(&self) -> bool {
+        self.weight_flags().iter().any(Option::is_some)
+    }
+
+    fn all_weights(&self) -> bool {
+        self.weight_flags().iter().all(Option::is_some)
+    }
+
+    /// `base` with the weights given as flags in place of its own.
+    fn weights_over(&self, base: &ScoringWeights) -> ScoringWeights {
+        ScoringWeights {
+            relevance: self.weight_relevance.unwrap_or(base.relevance),
+            confidence: self.weight_confidence.unwrap_or(base.confidence),
+            freshness: self.weight_freshness.unwrap_or(base.freshness),
+            freshness_days: self.freshness_days.unwrap_or(base.freshness_days),
+        }
+    }
+}
+
+fn print_bank(json: bool, bank: &BankConfig) {
+    emit(json, || json::bank(bank), || bank_text(bank, None));
+}
+
+fn bank_text(bank: &BankConfig, memory_count: Option<u64>) -> String {
+    let w = &bank.weights;
+    let mut t = Table::fields();
+    t.row(["name", bank.name.as_str()])
+        .row(["description", &bank.description])
+        .row(["created_at", &bank.created_at.to_string()])
+        .row(["updated_at", &bank.updated_at.to_string()])
+        .row(["min_confidence", &score(bank.min_confidence)])
+        .row(["dedup_threshold", &score(bank.dedup_threshold)])
+        .row(["collapse_threshold", &score(bank.collapse_threshold)])
+        .row(["working_ttl", &format!("{} s", bank.working_ttl_secs)])
+        .row([
+            "weights",
+            &format!(
+                "relevance {} · confidence {} · freshness {} (over {} days)",
+                w.relevance, w.confidence, w.freshness, w.freshness_days
+            ),
+        ]);
+    if let Some(count) = memory_count {
+        t.row(["memories", &count.to_string()]);
+    }
+    t.render()
+}

@@ -1,0 +1,180 @@
+//! `hindsight bench`: write throughput (concurrent batched writers, group-committed) and server-side
+//! recall latency on one bank, against an embedded node.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use hindsight_core::{BankName, Provenance, RecallRequest, SourceKind, WriteRequest};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::eval::percentile;
+use crate::progress::Progress;
+use crate::target::Target;
+
+/// Arguments of `hindsight bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Memories to write into the bank.
+    #[arg(long, default_value_t = 100_000)]
+    pub memories: usize,
+    /// Recalls to time after the writes.
+    #[arg(long, default_value_t = 2_000)]
+    pub queries: usize,
+    /// Memories per write request.
+    #[arg(long, default_value_t = 256)]
+    pub batch: usize,
+    /// Concurrent writers (their requests are group-committed into shared log entries).
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    #[arg(long, default_value = "bench/load")]
+    pub bank: String,
+    /// Data directory of the embedded node (default: a fresh temporary one).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Node configuration for the embedded node.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+}
+
+const SUBJECTS: &[&str] = &[
+    "the user", "Alice", "Bob", "the billing team", "Project Falcon", "the support agent",
+    "Wang Fang", "the CFO", "our vendor", "the mobile app", "the data pipeline", "the CI job",
+    "用户", "张伟", "财务部", "运维团队",
+];
+const VERBS: &[&str] = &[
+    "prefers", "reported", "asked about", "scheduled", "cancelled", "approved", "rejected",
+    "needs", "fixed", "reviewed", "escalated", "forgot", "喜欢", "提到了", "安排了",
+];
+const OBJECTS: &[&str] = &[
+    "a refund", "the quarterly report", "green tea", "a flight to Tokyo", "the invoice",
+    "a password reset", "the Kubernetes upgrade", "weekly standups", "dark mode", "the API key",
+    "a hotel in Berlin", "the churn analysis", "dumplings", "the design doc", "火车票", "预算削减",
+    "季度复盘", "新的报销流程",
+];
+const WHEN: &[&str] = &[
+    "on Monday", "last week", "before the launch", "after lunch", "every Friday", "in March",
+    "during the outage", "上周", "明天上午",
+];
+
+fn sentence(rng: &mut StdRng, n: usize) -> String {
+    format!(
+        "{} {} {} {} (ref {}-{})",
+        SUBJECTS[rng.gen_range(0..SUBJECTS.len())],
+        VERBS[rng.gen_range(0..VERBS.len())],
+        OBJECTS[rng.gen_range(0..OBJECTS.len())],
+        WHEN[rng.gen_range(0..WHEN.len())],
+        n,
+        rng.gen_range(0..1_000_000u32),
+    )
+}
+
+pub async fn run(args: BenchArgs) -> Result<()> {
+    let bank: BankName = args.bank.parse()?;
+    let tmp = tempfile::tempdir()?;
+    let data_dir = args.data_dir.clone().unwrap_or_else(|| tmp.path().into());
+    let target = Arc::new(Target::embedded(args.config.as_deref(), &data_dir).await?);
+    eprintln!(
+        "bench: {} memories in batches of {} from {} writers, then {} recalls, against {}",
+        args.memories,
+        args.batch,
+        args.concurrency,
+        args.queries,
+        target.describe()
+    );
+
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    let contents: Vec<String> = (0..args.memories).map(|n| sentence(&mut rng, n)).collect();
+    let batches: Vec<Vec<String>> = contents
+        .chunks(args.batch.max(1))
+        .map(|c| c.to_vec())
+        .collect();
+    let queue = Arc::new(parking_lot::Mutex::new(batches));
+    let progress = Arc::new(Progress::new("write", args.memories as u64));
+    let started = Instant::now();
+    let mut writers = vec![];
+    for _ in 0..args.concurrency.max(1) {
+        let (queue, target, bank, progress) =
+            (queue.clone(), target.clone(), bank.clone(), progress.clone());
+        writers.push(tokio::spawn(async move {
+            loop {
+                let Some(batch) = queue.lock().pop() else {
+                    return Ok::<(), anyhow::Error>(());
+                };
+                let n = batch.len() as u64;
+                let requests = batch
+                    .into_iter()
+                    .map(|c| {
+                        WriteRequest::new(bank.clone(), c, Provenance::from_source(SourceKind::User))
+                    })
+                    .collect();
+                target.write_batch(requests).await?;
+                progress.add(n);
+            }
+        }));
+    }
+    for writer in writers {
+        writer.await.context("writer task failed")??;
+    }
+    progress.finish();
+    let write_secs = started.elapsed().as_secs_f64();
+
+    let mut server_us = vec![];
+    let mut wall_ms = vec![];
+    let progress = Progress::new("recall", args.queries as u64);
+    for n in 0..args.queries {
+        let query = sentence(&mut rng, n);
+        let request = RecallRequest::new(vec![bank.clone()], query, 10);
+        let asked = Instant::now();
+        let response = match target.as_ref() {
+            Target::Embedded(node) => node.recall(request).await?,
+            Target::Remote(client, _) => client.recall(request).await?,
+        };
+        wall_ms.push(asked.elapsed().as_secs_f64() * 1000.0);
+        server_us.push(response.took_micros as f64 / 1000.0);
+        progress.inc();
+    }
+    progress.finish();
+    server_us.sort_by(f64::total_cmp);
+    wall_ms.sort_by(f64::total_cmp);
+    let status = match target.as_ref() {
+        Target::Embedded(node) => Some(node.status()),
+        Target::Remote(..) => None,
+    };
+    println!(
+        "writes: {} in {:.1} s = {:.0} writes/s (batch {}, {} writers)",
+        args.memories,
+        write_secs,
+        args.memories as f64 / write_secs,
+        args.batch,
+        args.concurrency
+    );
+    if let Some(status) = status {
+        println!(
+            "raft log entries: {} for {} memories (group commit); store on disk {:.1} MiB",
+            status.last_log_index,
+            args.memories,
+            status.store_bytes_on_disk as f64 / 1048576.0
+        );
+    }
+    println!(
+        "recall (server-side, ms) at {} memories: p50 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}",
+        args.memories,
+        percentile(&server_us, 0.50),
+        percentile(&server_us, 0.95),
+        percentile(&server_us, 0.99),
+        server_us.last().copied().unwrap_or(0.0)
+    );
+    println!(
+        "recall (in-process wall, ms): p50 {:.2}  p95 {:.2}  p99 {:.2}",
+        percentile(&wall_ms, 0.50),
+        percentile(&wall_ms, 0.95),
+        percentile(&wall_ms, 0.99)
+    );
+    target.shutdown().await;
+    Ok(())
+}

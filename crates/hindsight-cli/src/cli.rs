@@ -1,0 +1,308 @@
+//! The command-line grammar. Acceptance scripts depend on these spellings.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::bench::BenchArgs;
+use crate::eval::EvalArgs;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hindsight",
+    version,
+    about = "Hindsight: layered memory for LLM agents, with review after the fact"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a node: the store, the indexes and the gRPC and HTTP servers.
+    Serve(ServeArgs),
+    /// Store one memory.
+    Write(WriteArgs),
+    /// Find memories for a query.
+    Recall(RecallArgs),
+    /// Show one memory.
+    Get(IdArgs),
+    /// Show a memory with its history and the records it links to.
+    Trace(IdArgs),
+    /// Archive a memory, or with --hard delete it and everything derived from it.
+    Forget(ForgetArgs),
+    /// Run the hindsight review of a bank now.
+    Review(ReviewArgs),
+    /// Create, show, list, change and delete banks.
+    #[command(subcommand)]
+    Bank(BankCommand),
+    /// Show the node's state.
+    Status(StatusArgs),
+    /// Replay a lifecycle benchmark and score the results.
+    Eval(EvalArgs),
+    /// Measure write and recall throughput and latency.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// TOML configuration file; HINDSIGHT_<SECTION>_<KEY> variables override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Where the node keeps its data (default: ./data).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Address of the gRPC server (default: 127.0.0.1:7400).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub grpc_addr: Option<SocketAddr>,
+    /// Address of the HTTP server with /health and /ready (default: 127.0.0.1:7401).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub http_addr: Option<SocketAddr>,
+}
+
+/// How a client command reaches the server and prints its answer.
+#[derive(Debug, Args)]
+pub struct ClientOpts {
+    /// gRPC address of the server.
+    #[arg(
+        long,
+        env = "HINDSIGHT_SERVER",
+        default_value = "127.0.0.1:7400",
+        value_name = "HOST:PORT"
+    )]
+    pub server: String,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    #[arg(long)]
+    pub bank: String,
+    /// The memory's text; `-` reads it from standard input.
+    #[arg(long)]
+    pub content: String,
+    /// working, episodic or semantic (default: semantic).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// For semantic memories: fact, preference, procedure, lesson or rule.
+    #[arg(long)]
+    pub subtype: Option<String>,
+    /// Who stated it: user, tool, agent, reflection or import.
+    #[arg(long, default_value = "user")]
+    pub source: String,
+    /// The tool that returned it (with --source tool).
+    #[arg(long, value_name = "NAME")]
+    pub tool: Option<String>,
+    #[arg(long)]
+    pub agent_id: Option<String>,
+    #[arg(long)]
+    pub session_id: Option<String>,
+    #[arg(long)]
+    pub task_id: Option<String>,
+    #[arg(long)]
+    pub tool_call_id: Option<String>,
+    /// When it happened, RFC 3339 (default: now).
+    #[arg(long, value_name = "RFC3339")]
+    pub occurred_at: Option<String>,
+    /// Expire this many seconds after it happened.
+    #[arg(long, value_name = "SECONDS")]
+    pub ttl: Option<u64>,
+    /// A tag; repeat for several.
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Metadata entry; repeat for several.
+    #[arg(long = "meta", value_name = "KEY=VALUE", value_parser = key_value)]
+    pub metadata: Vec<(String, String)>,
+    /// 0..1 (default: set by the server).
+    #[arg(long)]
+    pub importance: Option<f32>,
+    /// 0..1 (default: by source).
+    #[arg(long)]
+    pub confidence: Option<f32>,
+    /// Exempt from decay.
+    #[arg(long)]
+    pub critical: bool,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// A bank to search; repeat to search several.
+    #[arg(long = "bank", required = true)]
+    pub banks: Vec<String>,
+    #[arg(long)]
+    pub query: String,
+    /// How many results (default: 10).
+    #[arg(long)]
+    pub top_k: Option<u32>,
+    /// Recall as of this time, RFC 3339 (default: now).
+    #[arg(long, value_name = "RFC3339")]
+    pub as_of: Option<String>,
+    /// Stop once the results' contents reach this many tokens.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u32>,
+    /// Also return superseded, falsified, expired and archived memories.
+    #[arg(long)]
+    pub include_history: bool,
+    /// Only this kind; repeat for several.
+    #[arg(long = "kind", value_name = "KIND")]
+    pub kinds: Vec<String>,
+    /// Only memories with this tag; repeat to require several.
+    #[arg(long = "tag", value_name = "TAG")]
+    pub tags: Vec<String>,
+    /// Override the banks' minimum confidence.
+    #[arg(long)]
+    pub min_confidence: Option<f32>,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct IdArgs {
+    /// The memory id (a ULID).
+    pub id: String,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// The memory id (a ULID).
+    pub id: String,
+    /// Delete instead of archive, with everything derived from it.
+    #[arg(long)]
+    pub hard: bool,
+    /// Kept in the record's history.
+    #[arg(long)]
+    pub reason: Option<String>,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    #[arg(long)]
+    pub bank: String,
+    /// Review as of this time, RFC 3339 (default: now).
+    #[arg(long, value_name = "RFC3339")]
+    pub as_of: Option<String>,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BankCommand {
+    /// Create a bank; settings not given take the node's defaults.
+    Create(BankEditArgs),
+    /// Show a bank's settings and size.
+    Get(BankNameArgs),
+    /// List every bank.
+    List(StatusArgs),
+    /// Change a bank's settings; settings not given stay as they are.
+    Update(BankEditArgs),
+    /// Delete a bank and every memory in it.
+    Delete(BankNameArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BankNameArgs {
+    /// The bank name, e.g. acme/agent-7.
+    pub name: String,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct BankEditArgs {
+    /// The bank name, e.g. acme/agent-7.
+    pub name: String,
+    #[command(flatten)]
+    pub settings: BankSettings,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct BankSettings {
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Recall hides memories below this confidence.
+    #[arg(long)]
+    pub min_confidence: Option<f32>,
+    /// Similarity at or above which a write merges into an existing memory.
+    #[arg(long)]
+    pub dedup_threshold: Option<f32>,
+    /// Default lifetime of working memories.
+    #[arg(long, value_name = "SECONDS")]
+    pub working_ttl: Option<u64>,
+    /// Recall collapses results at least this similar.
+    #[arg(long)]
+    pub collapse_threshold: Option<f32>,
+    /// Weight of relevance in the recall score.
+    #[arg(long)]
+    pub weight_relevance: Option<f32>,
+    /// Weight of confidence in the recall score.
+    #[arg(long)]
+    pub weight_confidence: Option<f32>,
+    /// Weight of freshness in the recall score.
+    #[arg(long)]
+    pub weight_freshness: Option<f32>,
+    /// Freshness is exp(-age_days / freshness_days).
+    #[arg(long)]
+    pub freshness_days: Option<f32>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+fn key_value(s: &str) -> Result<(String, String), String> {
+    let (key, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not KEY=VALUE"))?;
+    Ok((key.to_string(), value.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_grammar_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn acceptance_spellings_parse() {
+        let cli = Cli::try_parse_from([
+            "hindsight", "recall", "--bank", "a/b", "--bank", "c", "--query", "q", "--top-k", "3",
+            "--as-of", "2026-01-01T00:00:00Z", "--max-tokens", "100", "--include-history",
+            "--kind", "semantic", "--json",
+        ])
+        .unwrap();
+        let Command::Recall(args) = cli.command else {
+            panic!("not a recall")
+        };
+        assert_eq!(args.banks, ["a/b", "c"]);
+        assert!(args.client.json);
+
+        assert!(Cli::try_parse_from([
+            "hindsight", "eval", "data/set", "--out", "r.jsonl", "--server", "127.0.0.1:7400",
+            "--min-success", "dedup=0.8", "--min-success", "poisoning=1",
+        ])
+        .is_ok());
+        assert!(Cli::try_parse_from([
+            "hindsight", "bench", "--memories", "10", "--queries", "5", "--batch", "2", "--bank",
+            "b/x", "--data-dir", "/tmp/x",
+        ])
+        .is_ok());
+    }
+}

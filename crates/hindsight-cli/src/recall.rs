@@ -1,0 +1,71 @@
+use hindsight_api::HindsightClient;
+use hindsight_core::recall::RecallFilters;
+use hindsight_core::{RecallRequest, RecallResponse, Timestamp};
+
+use crate::cli::RecallArgs;
+use crate::json;
+use crate::output::{emit, score, CONTENT_COLUMNS};
+use crate::table::{clip, Table};
+
+/// Results when `--top-k` is not given.
+const DEFAULT_TOP_K: u32 = 10;
+
+pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
+    let mut request = RecallRequest::new(
+        args.banks
+            .iter()
+            .map(|b| b.parse())
+            .collect::<Result<_, _>>()?,
+        args.query,
+        args.top_k.unwrap_or(DEFAULT_TOP_K),
+    );
+    request.max_tokens = args.max_tokens;
+    request.as_of = args
+        .as_of
+        .as_deref()
+        .map(Timestamp::parse_rfc3339)
+        .transpose()?;
+    request.include_history = args.include_history;
+    request.filters = RecallFilters {
+        kinds: args
+            .kinds
+            .iter()
+            .map(|k| k.parse())
+            .collect::<Result<_, _>>()?,
+        tags: args.tags,
+        min_confidence: args.min_confidence,
+        ..RecallFilters::default()
+    };
+    let client = HindsightClient::connect(&args.client.server).await?;
+    let response = client.recall(request).await?;
+    emit(
+        args.client.json,
+        || json::recall(&response),
+        || text(&response),
+    );
+    Ok(())
+}
+
+fn text(response: &RecallResponse) -> String {
+    if response.hits.is_empty() {
+        return "no memories found\n".to_string();
+    }
+    let mut t = Table::with_header(["#", "SCORE", "STATUS", "KIND", "BANK", "ID", "CONTENT"]);
+    for (i, hit) in response.hits.iter().enumerate() {
+        let m = &hit.memory;
+        let mut status = hit.status.name().to_string();
+        if !hit.explain.flags.is_empty() {
+            status = format!("{status} [{}]", hit.explain.flags.join(","));
+        }
+        t.row([
+            (i + 1).to_string(),
+            score(hit.score),
+            status,
+            m.kind.to_string(),
+            m.bank.to_string(),
+            m.id.to_string(),
+            clip(&m.content, CONTENT_COLUMNS),
+        ]);
+    }
+    t.render()
+}

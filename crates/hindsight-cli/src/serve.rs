@@ -1,0 +1,105 @@
+//! `hindsight serve`: one node with its gRPC and HTTP servers, until Ctrl-C or SIGTERM.
+
+use std::net::SocketAddr;
+
+use anyhow::Context;
+use hindsight_node::{Node, NodeConfig};
+use tracing::{info, warn};
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::ServeArgs;
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging();
+    let mut config = NodeConfig::load(args.config.as_deref(), std::env::vars())?;
+    if let Some(dir) = args.data_dir {
+        config.node.data_dir = dir;
+    }
+    if let Some(addr) = args.grpc_addr {
+        config.node.grpc_addr = addr.to_string();
+    }
+    if let Some(addr) = args.http_addr {
+        config.node.http_addr = addr.to_string();
+    }
+    config.validate()?;
+    let grpc_addr: SocketAddr = config.node.grpc_addr.parse()?;
+    let http_addr: SocketAddr = config.node.http_addr.parse()?;
+    info!(
+        config = %args.config.as_ref().map_or("built-in defaults".into(), |p| p.display().to_string()),
+        data_dir = %config.node.data_dir.display(),
+        node_id = config.node.id,
+        embedding = ?config.embedding.provider,
+        "starting node"
+    );
+    std::fs::create_dir_all(&config.node.data_dir).with_context(|| {
+        format!(
+            "cannot create the data directory {}",
+            config.node.data_dir.display()
+        )
+    })?;
+
+    let (grpc, http) = hindsight_api::bind_listeners(grpc_addr, http_addr).await?;
+    let node = tokio::select! {
+        node = Node::start(config) => node?,
+        signal = shutdown_signal() => {
+            info!(signal, "stopped before the node started");
+            return Ok(());
+        }
+    };
+    let served = hindsight_api::serve_with_listeners(node.clone(), grpc, http, async {
+        let signal = shutdown_signal().await;
+        info!(signal, "shutting down");
+        tokio::spawn(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                warn!("second interrupt: exiting without a clean shutdown");
+                std::process::exit(130);
+            }
+        });
+    })
+    .await;
+    node.shutdown().await;
+    info!("stopped");
+    Ok(served?)
+}
+
+fn init_logging() {
+    let filter = EnvFilter::try_from_env("HINDSIGHT_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    // A second call (tests driving `run` twice) keeps the first subscriber.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Completes on Ctrl-C or SIGTERM, naming which.
+async fn shutdown_signal() -> &'static str {
+    let interrupt = async {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => "interrupt",
+            Err(e) => {
+                warn!(error = %e, "cannot listen for Ctrl-C");
+                std::future::pending().await
+            }
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut stream) => {
+                stream.recv().await;
+                "terminate"
+            }
+            Err(e) => {
+                warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending().await
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<&'static str>();
+    tokio::select! {
+        name = interrupt => name,
+        name = terminate => name,
+    }
+}

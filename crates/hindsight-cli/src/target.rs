@@ -1,0 +1,92 @@
+//! Where `eval` and `bench` send their operations: a node embedded in this process, or a running
+//! server over gRPC.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use hindsight_core::{BankName, MemoryId, RecallRequest, Timestamp, WriteRequest};
+use hindsight_node::{Node, NodeConfig};
+
+pub enum Target {
+    Embedded(Node),
+    Remote(Box<hindsight_api::HindsightClient>, String),
+}
+
+impl Target {
+    /// A fresh node in `data_dir`, configured from `config` and `HINDSIGHT_*` variables, with its
+    /// background review off so that only the replayed reviews run.
+    pub async fn embedded(config: Option<&Path>, data_dir: &Path) -> Result<Target> {
+        let mut config = NodeConfig::load(config, std::env::vars())?;
+        config.node.data_dir = data_dir.to_path_buf();
+        config.review.interval_secs = 0;
+        config.index.dump_interval_secs = 0;
+        let node = Node::start(config)
+            .await
+            .context("embedded node did not start")?;
+        Ok(Target::Embedded(node))
+    }
+
+    pub async fn remote(server: &str) -> Result<Target> {
+        let client = hindsight_api::HindsightClient::connect(server).await?;
+        Ok(Target::Remote(Box::new(client), server.to_string()))
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Embedded(node) => format!(
+                "an embedded node ({})",
+                node.status().embedding_model
+            ),
+            Target::Remote(_, server) => format!("the server at {server}"),
+        }
+    }
+
+    /// The id each write landed under (its own, also when merged into another memory).
+    pub async fn write_batch(&self, requests: Vec<WriteRequest>) -> Result<Vec<MemoryId>> {
+        Ok(match self {
+            Target::Embedded(node) => node
+                .write_batch(requests)
+                .await?
+                .into_iter()
+                .map(|o| o.id)
+                .collect(),
+            Target::Remote(client, _) => client
+                .write_batch(requests)
+                .await?
+                .into_iter()
+                .map(|o| o.id)
+                .collect(),
+        })
+    }
+
+    /// Each result as the ids it stands for: itself, merged duplicates, sources.
+    pub async fn recall(&self, request: RecallRequest) -> Result<Vec<Vec<MemoryId>>> {
+        let response = match self {
+            Target::Embedded(node) => node.recall(request).await?,
+            Target::Remote(client, _) => client.recall(request).await?,
+        };
+        Ok(response
+            .hits
+            .iter()
+            .map(|h| h.memory.represented_ids())
+            .collect())
+    }
+
+    pub async fn review(&self, bank: BankName, as_of: Timestamp) -> Result<()> {
+        match self {
+            Target::Embedded(node) => {
+                node.review(bank, Some(as_of)).await?;
+            }
+            Target::Remote(client, _) => {
+                client.review(bank, Some(as_of)).await?;
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn shutdown(&self) {
+        if let Target::Embedded(node) = self {
+            node.shutdown().await;
+        }
+    }
+}

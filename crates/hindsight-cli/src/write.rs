@@ -1,0 +1,67 @@
+use std::io::Read;
+
+use anyhow::Context;
+use hindsight_api::HindsightClient;
+use hindsight_core::{Disposition, Kind, Provenance, Timestamp, WriteRequest};
+
+use crate::cli::WriteArgs;
+use crate::json;
+use crate::output::emit;
+
+pub async fn run(args: WriteArgs) -> anyhow::Result<()> {
+    let content = if args.content == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the content from standard input")?;
+        text
+    } else {
+        args.content
+    };
+    let request = WriteRequest {
+        bank: args.bank.parse()?,
+        content,
+        kind: args
+            .kind
+            .as_deref()
+            .map(str::parse)
+            .transpose()?
+            .unwrap_or(Kind::Semantic),
+        subtype: args.subtype.as_deref().map(str::parse).transpose()?,
+        provenance: Provenance {
+            source: args.source.parse()?,
+            tool: args.tool,
+            agent_id: args.agent_id,
+            session_id: args.session_id,
+            task_id: args.task_id,
+            tool_call_id: args.tool_call_id,
+        },
+        occurred_at: args
+            .occurred_at
+            .as_deref()
+            .map(Timestamp::parse_rfc3339)
+            .transpose()?,
+        ttl_secs: args.ttl,
+        confidence: args.confidence,
+        importance: args.importance,
+        critical: args.critical,
+        tags: args.tags,
+        metadata: args.metadata.into_iter().collect(),
+    };
+    let client = HindsightClient::connect(&args.client.server).await?;
+    let outcome = client.write(request).await?;
+    emit(
+        args.client.json,
+        || json::write(&outcome),
+        || match &outcome.disposition {
+            Disposition::Created => format!("{}  created\n", outcome.id),
+            Disposition::MergedInto { target, .. } => {
+                format!("{}  merged into {target}\n", outcome.id)
+            }
+            Disposition::Quarantined { reason } => {
+                format!("{}  quarantined: {reason}\n", outcome.id)
+            }
+        },
+    );
+    Ok(())
+}

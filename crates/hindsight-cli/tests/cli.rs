@@ -1,0 +1,242 @@
+//! The `hindsight` binary as a user runs it: a real server process, real client processes, and a
+//! crash (SIGKILL) in between.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_hindsight");
+const BANK: &str = "cli/crash";
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+struct Server {
+    child: Child,
+    grpc: String,
+}
+
+impl Server {
+    /// Starts `hindsight serve` on `data_dir` with fresh ports and waits until `/ready` answers 200.
+    fn start(data_dir: &Path, log: &Path) -> Server {
+        let grpc = format!("127.0.0.1:{}", free_port());
+        let http = format!("127.0.0.1:{}", free_port());
+        let child = Command::new(BIN)
+            .args(["serve", "--data-dir"])
+            .arg(data_dir)
+            .args(["--grpc-addr", &grpc, "--http-addr", &http])
+            .env("HINDSIGHT_EMBEDDING_PROVIDER", "hashing")
+            .env("HINDSIGHT_REVIEW_INTERVAL_SECS", "0")
+            .env_remove("HINDSIGHT_SERVER")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(log).unwrap())
+            .spawn()
+            .expect("hindsight serve starts");
+        let mut server = Server { child, grpc };
+        server.wait_ready(&http, log);
+        server
+    }
+
+    fn wait_ready(&mut self, http: &str, log: &Path) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!(
+                    "the server exited with {status} before it was ready:\n{}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                );
+            }
+            if http_status(http, "/ready") == Some(200) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "the server was not ready within 120 s:\n{}",
+            std::fs::read_to_string(log).unwrap_or_default()
+        );
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        hindsight(&self.grpc, args)
+    }
+
+    /// Runs a client command that must succeed and print JSON.
+    fn json(&self, args: &[&str]) -> Value {
+        let mut args = args.to_vec();
+        args.push("--json");
+        let output = self.run(&args);
+        assert!(
+            output.status.success(),
+            "hindsight {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!(
+                "hindsight {args:?} printed no JSON ({e}): {}",
+                String::from_utf8_lossy(&output.stdout)
+            )
+        })
+    }
+
+    fn kill(mut self) {
+        // SIGKILL: no shutdown hook runs, as in a crash.
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn hindsight(server: &str, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("HINDSIGHT_SERVER", server)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn http_status(addr: &str, path: &str) -> Option<u16> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    response.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn ids(recall: &Value) -> Vec<String> {
+    recall["results"]
+        .as_array()
+        .expect("results is a list")
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const FACTS: &[&str] = &[
+    "The user prefers green tea in the morning",
+    "The user drinks black coffee after lunch",
+    "The deploy pipeline runs every Friday at noon",
+    "Alice leads Project Falcon",
+    "The quarterly report is due on the first Monday of April",
+    "用户喜欢喝绿茶",
+    "The staging database was migrated to Postgres 16",
+    "The user is allergic to peanuts",
+];
+
+fn recall_args(query: &str) -> Vec<&str> {
+    vec![
+        "recall", "--bank", BANK, "--query", query, "--top-k", "5", "--as-of",
+        "2026-03-10T12:00:00Z",
+    ]
+}
+
+#[test]
+fn acknowledged_writes_survive_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = dir.path().join("serve.log");
+    let server = Server::start(&data, &log);
+
+    let mut written = Vec::new();
+    for (i, fact) in FACTS.iter().enumerate() {
+        let at = format!("2026-03-0{}T09:00:00Z", i + 1);
+        let answer = server.json(&[
+            "write", "--bank", BANK, "--content", fact, "--occurred-at", &at, "--tag", "cli",
+        ]);
+        assert_eq!(answer["disposition"], "created", "{answer}");
+        let id = answer["id"].as_str().expect("an id").to_string();
+        assert_eq!(id.len(), 26, "a ULID: {id}");
+        written.push((id, fact.to_string()));
+    }
+
+    let tea = server.json(&recall_args("what tea does the user like"));
+    let tea_ids = ids(&tea);
+    assert_eq!(tea_ids.first(), Some(&written[0].0), "{tea}");
+    let first = &tea["results"][0];
+    assert_eq!(first["content"], FACTS[0]);
+    assert_eq!(first["bank"], BANK);
+    assert_eq!(first["kind"], "semantic");
+    assert_eq!(first["status"], "active");
+    assert!(first["score"].is_number() && first["confidence"].is_number());
+    assert!(first["explain"]["arms"].is_array(), "{first}");
+    let falcon_ids = ids(&server.json(&recall_args("who leads Project Falcon")));
+    assert!(falcon_ids.contains(&written[3].0));
+
+    // Errors: one line on stderr, non-zero exit, nothing on stdout.
+    let refused = server.run(&["recall", "--bank", BANK, "--query", "tea", "--top-k", "0"]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.starts_with("error: ") && stderr.contains("top_k"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let unknown = server.run(&["get", "01ARZ3NDEKTSV4RRFFQ69G5FAV"]);
+    assert!(!unknown.status.success());
+    let bad_bank = server.run(&["write", "--bank", "Not A Bank", "--content", "x"]);
+    assert!(!bad_bank.status.success());
+    assert!(String::from_utf8_lossy(&bad_bank.stderr).contains("invalid bank name"));
+
+    server.kill();
+    let server = Server::start(&data, &log);
+    for (id, content) in &written {
+        let memory = server.json(&["get", id]);
+        assert_eq!(memory["content"].as_str(), Some(content.as_str()), "{id}");
+        assert_eq!(memory["id"].as_str(), Some(id.as_str()));
+    }
+    let bank = server.json(&["bank", "get", BANK]);
+    assert_eq!(bank["memory_count"].as_u64(), Some(FACTS.len() as u64), "{bank}");
+    assert_eq!(ids(&server.json(&recall_args("what tea does the user like"))), tea_ids);
+    assert_eq!(ids(&server.json(&recall_args("who leads Project Falcon"))), falcon_ids);
+
+    // The readable forms print something for each command.
+    for args in [
+        vec!["status"],
+        vec!["bank", "list"],
+        vec!["get", written[0].0.as_str()],
+        vec!["trace", written[0].0.as_str()],
+        recall_args("tea"),
+    ] {
+        let output = server.run(&args);
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(!output.stdout.is_empty(), "{args:?} printed nothing");
+    }
+    let table = String::from_utf8_lossy(&server.run(&recall_args("tea")).stdout).to_string();
+    assert!(table.starts_with("#  SCORE"), "{table}");
+    server.kill();
+}
+
+#[test]
+fn a_dead_server_gets_a_clear_error() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    for args in [
+        vec!["status"],
+        vec!["write", "--bank", "cli/x", "--content", "hello"],
+        vec!["recall", "--bank", "cli/x", "--query", "hello", "--json"],
+    ] {
+        let output = hindsight(&addr, &args);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(output.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            stderr.trim_end(),
+            format!(
+                "error: cannot reach the Hindsight server at {addr}: connection refused (is `hindsight serve` running?)"
+            ),
+            "{args:?}"
+        );
+    }
+}

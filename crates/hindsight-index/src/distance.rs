@@ -1,0 +1,95 @@
+//! Cosine distance over unit vectors.
+
+use hnsw_rs::anndists::dist::distances::Distance;
+
+use crate::IndexError;
+
+/// `1 - a·b` for L2-normalised vectors.
+///
+/// hnsw_rs's own `DistDot` asserts that `a·b <= 1`, which rounding breaks for
+/// a vector compared with itself, and `DistCosine` recomputes both norms in
+/// f64 on every call; vectors here are normalised once on insert, so a
+/// clamped dot product is both safe and cheaper.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct UnitCosine;
+
+impl Distance<f32> for UnitCosine {
+    fn eval(&self, va: &[f32], vb: &[f32]) -> f32 {
+        // The graph code asserts non-negative distances.
+        (1.0 - dot(va, vb)).clamp(0.0, 2.0)
+    }
+}
+
+/// Dot product written with independent lanes so the optimiser can vectorise
+/// it (float addition is not associative, so a plain fold stays scalar).
+#[inline]
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0f32; 8];
+    let ca = a.chunks_exact(8);
+    let cb = b.chunks_exact(8);
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (x, y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
+}
+
+/// Checks the dimension and returns a unit-length copy.
+pub(crate) fn normalised(v: &[f32], dim: usize) -> Result<Vec<f32>, IndexError> {
+    if v.len() != dim {
+        return Err(IndexError::DimensionMismatch {
+            expected: dim,
+            got: v.len(),
+        });
+    }
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err(IndexError::InvalidVector("non-finite component"));
+    }
+    // f64 keeps the norm exact enough that re-normalising an already unit
+    // vector is (almost always) the identity, which makes re-inserts idempotent.
+    let norm = v.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+    if norm == 0.0 || !norm.is_finite() {
+        return Err(IndexError::InvalidVector("zero or overflowing norm"));
+    }
+    Ok(v.iter().map(|&x| (f64::from(x) / norm) as f32).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_matches_naive_for_odd_lengths() {
+        for n in [0usize, 1, 7, 8, 9, 63, 64, 65, 513] {
+            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+            let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - naive).abs() < 1e-3, "n={n}");
+        }
+    }
+
+    #[test]
+    fn distance_to_self_is_zero_not_negative() {
+        let v = normalised(&[0.3, 0.4, 0.5, 0.1, 0.9, 0.2, 0.7, 0.6, 0.8], 9).unwrap();
+        let d = UnitCosine.eval(&v, &v);
+        assert!((0.0..1e-6).contains(&d));
+    }
+
+    #[test]
+    fn rejects_bad_vectors() {
+        assert!(matches!(
+            normalised(&[1.0, 2.0], 3),
+            Err(IndexError::DimensionMismatch { expected: 3, got: 2 })
+        ));
+        assert!(normalised(&[0.0, 0.0], 2).is_err());
+        assert!(normalised(&[f32::NAN, 1.0], 2).is_err());
+    }
+}

@@ -1,0 +1,374 @@
+//! Memories linked through the entities they mention.
+
+use std::collections::{HashMap, HashSet};
+
+use parking_lot::RwLock;
+use serde::{Deserialize, Serialize};
+
+use crate::persist;
+use crate::topk::{sort_hits, TopK};
+use crate::IndexError;
+
+/// Limits of the two-hop expansion in [`EntityIndex::search`].
+#[derive(Clone, Debug)]
+pub struct EntityConfig {
+    /// Factor applied to scores of memories reached through a second hop.
+    pub hop2_decay: f32,
+    /// Best first-hop memories whose other entities are followed.
+    pub max_seeds: usize,
+    /// Co-mentioned entities followed in the second hop.
+    pub max_bridges: usize,
+    /// Entities mentioned by more memories than this are never followed...
+    pub max_fanout: usize,
+    /// ...nor are those mentioned by more than this fraction of all memories
+    /// (but at least 4 memories are always allowed).
+    pub max_fanout_ratio: f64,
+}
+
+impl Default for EntityConfig {
+    fn default() -> Self {
+        EntityConfig {
+            hop2_decay: 0.5,
+            max_seeds: 64,
+            max_bridges: 64,
+            max_fanout: 256,
+            max_fanout_ratio: 0.05,
+        }
+    }
+}
+
+/// Bidirectional map between memories and the (already normalised) entity
+/// names they mention, searched by entity overlap.
+#[derive(Default)]
+pub struct EntityIndex {
+    cfg: EntityConfig,
+    inner: RwLock<State>,
+}
+
+struct Mem {
+    id: u128,
+    entities: Vec<u32>,
+}
+
+#[derive(Default)]
+struct State {
+    entity_ids: HashMap<String, u32>,
+    names: Vec<String>,
+    /// Entity → memory slots.
+    postings: Vec<Vec<u32>>,
+    mems: Vec<Option<Mem>>,
+    free: Vec<u32>,
+    slot_of: HashMap<u128, u32>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Dump {
+    names: Vec<String>,
+    mems: Vec<(u128, Vec<u32>)>,
+}
+
+impl State {
+    fn remove(&mut self, id: u128) -> bool {
+        let Some(slot) = self.slot_of.remove(&id) else {
+            return false;
+        };
+        let mem = self.mems[slot as usize].take().expect("slot_of points at a memory");
+        for &e in &mem.entities {
+            let list = &mut self.postings[e as usize];
+            if let Some(pos) = list.iter().position(|&m| m == slot) {
+                list.swap_remove(pos);
+            }
+        }
+        self.free.push(slot);
+        true
+    }
+
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&e) = self.entity_ids.get(name) {
+            return e;
+        }
+        let e = u32::try_from(self.names.len()).expect("fewer than 4 billion entities");
+        self.entity_ids.insert(name.to_owned(), e);
+        self.names.push(name.to_owned());
+        self.postings.push(Vec::new());
+        e
+    }
+
+    fn insert<S: AsRef<str>>(&mut self, id: u128, entities: &[S]) {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.mems.push(None);
+                u32::try_from(self.mems.len() - 1).expect("fewer than 4 billion memories")
+            }
+        };
+        let mut ids: Vec<u32> = Vec::with_capacity(entities.len());
+        for name in entities {
+            let e = self.intern(name.as_ref());
+            if !ids.contains(&e) {
+                ids.push(e);
+                self.postings[e as usize].push(slot);
+            }
+        }
+        self.mems[slot as usize] = Some(Mem { id, entities: ids });
+        self.slot_of.insert(id, slot);
+    }
+
+    fn mem_id(&self, slot: u32) -> u128 {
+        self.mems[slot as usize].as_ref().expect("posting of live memory").id
+    }
+
+    /// Rarer entities say more about a memory.
+    fn weight(&self, df: usize) -> f32 {
+        (1.0 + self.slot_of.len() as f32 / df.max(1) as f32).ln()
+    }
+}
+
+impl EntityIndex {
+    /// An empty index with default limits.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty index with the given limits.
+    pub fn with_config(cfg: EntityConfig) -> Self {
+        EntityIndex {
+            cfg,
+            inner: RwLock::default(),
+        }
+    }
+
+    /// Sets the entities of `id`, replacing earlier ones; duplicates are
+    /// ignored and an empty list removes the memory.
+    pub fn upsert<S: AsRef<str>>(&self, id: u128, entities: &[S]) {
+        let mut st = self.inner.write();
+        st.remove(id);
+        if !entities.is_empty() {
+            st.insert(id, entities);
+        }
+    }
+
+    /// Removes `id`; returns whether it was indexed.
+    pub fn remove(&self, id: u128) -> bool {
+        self.inner.write().remove(id)
+    }
+
+    /// Whether `id` is indexed.
+    pub fn contains(&self, id: u128) -> bool {
+        self.inner.read().slot_of.contains_key(&id)
+    }
+
+    /// Number of memories with at least one entity.
+    pub fn len(&self) -> usize {
+        self.inner.read().slot_of.len()
+    }
+
+    /// Whether no memory is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Entities of `id`, in the order first given.
+    pub fn entities_of(&self, id: u128) -> Vec<String> {
+        let st = self.inner.read();
+        st.slot_of
+            .get(&id)
+            .and_then(|&s| st.mems[s as usize].as_ref())
+            .map(|m| m.entities.iter().map(|&e| st.names[e as usize].clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Memories mentioning `entity` (unordered).
+    pub fn memories_of(&self, entity: &str) -> Vec<u128> {
+        let st = self.inner.read();
+        st.entity_ids
+            .get(entity)
+            .map(|&e| st.postings[e as usize].iter().map(|&m| st.mem_id(m)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Memories related to `query_entities`, best first.
+    ///
+    /// Hop 1: memories mentioning a query entity, scored by the sum over
+    /// matched entities of `ln(1 + N / df)`. Hop 2 (`hops >= 2`): entities
+    /// co-mentioned in the best hop-1 memories, skipping entities too common
+    /// to be informative (see [`EntityConfig`]), lead to further memories
+    /// scored `hop2_decay × Σ bridge strength`, where a bridge's strength is
+    /// its rarity weight scaled by its best hop-1 memory's relative score.
+    /// `filter` applies to results and to hop-1 memories used as bridges.
+    pub fn search<S: AsRef<str>>(
+        &self,
+        query_entities: &[S],
+        hops: u8,
+        k: usize,
+        filter: &dyn Fn(u128) -> bool,
+    ) -> Vec<(u128, f32)> {
+        if k == 0 {
+            return Vec::new();
+        }
+        let st = self.inner.read();
+        let mut query: Vec<u32> = Vec::new();
+        for name in query_entities {
+            if let Some(&e) = st.entity_ids.get(name.as_ref()) {
+                if !query.contains(&e) && !st.postings[e as usize].is_empty() {
+                    query.push(e);
+                }
+            }
+        }
+        let mut hop1: HashMap<u32, f32> = HashMap::new();
+        for &e in &query {
+            let list = &st.postings[e as usize];
+            let w = st.weight(list.len());
+            for &m in list {
+                *hop1.entry(m).or_insert(0.0) += w;
+            }
+        }
+        let mut passed: Vec<(u32, f32)> = hop1
+            .iter()
+            .filter(|(&m, _)| filter(st.mem_id(m)))
+            .map(|(&m, &s)| (m, s))
+            .collect();
+        let mut top = TopK::new(k);
+        for &(m, s) in &passed {
+            top.push(st.mem_id(m), s);
+        }
+        if hops >= 2 && !passed.is_empty() {
+            passed.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            passed.truncate(self.cfg.max_seeds);
+            for (id, s) in self.second_hop(&st, &query, &hop1, &passed, filter) {
+                top.push(id, s);
+            }
+        }
+        top.into_sorted()
+    }
+
+    fn second_hop(
+        &self,
+        st: &State,
+        query: &[u32],
+        hop1: &HashMap<u32, f32>,
+        seeds: &[(u32, f32)],
+        filter: &dyn Fn(u128) -> bool,
+    ) -> Vec<(u128, f32)> {
+        let n = st.slot_of.len();
+        let fanout = ((n as f64 * self.cfg.max_fanout_ratio) as usize)
+            .max(4)
+            .min(self.cfg.max_fanout);
+        let best = seeds.first().map_or(1.0, |s| s.1).max(f32::MIN_POSITIVE);
+        let query: HashSet<u32> = query.iter().copied().collect();
+        let mut bridges: HashMap<u32, f32> = HashMap::new();
+        for &(m, s) in seeds {
+            let mem = st.mems[m as usize].as_ref().expect("seed is live");
+            for &e in &mem.entities {
+                let df = st.postings[e as usize].len();
+                // df == 1: the seed itself is the only memory it leads to.
+                if query.contains(&e) || df <= 1 || df > fanout {
+                    continue;
+                }
+                let strength = st.weight(df) * s / best;
+                let slot = bridges.entry(e).or_insert(0.0);
+                *slot = slot.max(strength);
+            }
+        }
+        let mut bridges: Vec<(u32, f32)> = bridges.into_iter().collect();
+        bridges.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        bridges.truncate(self.cfg.max_bridges);
+        let mut hop2: HashMap<u32, f32> = HashMap::new();
+        for &(e, strength) in &bridges {
+            for &m in &st.postings[e as usize] {
+                if !hop1.contains_key(&m) {
+                    *hop2.entry(m).or_insert(0.0) += self.cfg.hop2_decay * strength;
+                }
+            }
+        }
+        let mut out: Vec<(u128, f32)> = hop2
+            .into_iter()
+            .map(|(m, s)| (st.mem_id(m), s))
+            .filter(|&(id, _)| filter(id))
+            .collect();
+        sort_hits(&mut out);
+        out
+    }
+
+    pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, IndexError> {
+        let st = self.inner.read();
+        let mut renum: HashMap<u32, u32> = HashMap::new();
+        let mut names = Vec::new();
+        let mut mems = Vec::with_capacity(st.slot_of.len());
+        for mem in st.mems.iter().flatten() {
+            let list = mem
+                .entities
+                .iter()
+                .map(|&e| {
+                    *renum.entry(e).or_insert_with(|| {
+                        names.push(st.names[e as usize].clone());
+                        (names.len() - 1) as u32
+                    })
+                })
+                .collect();
+            mems.push((mem.id, list));
+        }
+        persist::encode(&Dump { names, mems })
+    }
+
+    pub(crate) fn from_bytes(bytes: &[u8], cfg: EntityConfig) -> Result<Self, IndexError> {
+        let dump: Dump = persist::decode(bytes, "entity index")?;
+        let mut st = State::default();
+        for (id, list) in &dump.mems {
+            let names = list
+                .iter()
+                .map(|&e| dump.names.get(e as usize).map(String::as_str))
+                .collect::<Option<Vec<&str>>>()
+                .ok_or_else(|| IndexError::Corrupt("entity id out of range".into()))?;
+            if st.slot_of.contains_key(id) {
+                return Err(IndexError::Corrupt(format!("entity memory {id:#x} twice")));
+            }
+            st.insert(*id, &names);
+        }
+        Ok(EntityIndex {
+            cfg,
+            inner: RwLock::new(st),
+        })
+    }
+}
+
+impl std::fmt::Debug for EntityIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.inner.read();
+        f.debug_struct("EntityIndex")
+            .field("memories", &st.slot_of.len())
+            .field("entities", &st.postings.iter().filter(|p| !p.is_empty()).count())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_entities_count_once() {
+        let idx = EntityIndex::new();
+        idx.upsert(1, &["a", "a", "b"]);
+        assert_eq!(idx.entities_of(1), vec!["a", "b"]);
+        assert_eq!(idx.memories_of("a"), vec![1]);
+    }
+
+    #[test]
+    fn round_trip() {
+        let idx = EntityIndex::new();
+        idx.upsert(1, &["a", "b"]);
+        idx.upsert(2, &["b", "c"]);
+        idx.upsert(3, &["zzz"]);
+        idx.remove(3);
+        let back = EntityIndex::from_bytes(&idx.to_bytes().unwrap(), EntityConfig::default())
+            .unwrap();
+        assert_eq!(back.entities_of(2), vec!["b", "c"]);
+        assert_eq!(back.len(), 2);
+        assert!(back.memories_of("zzz").is_empty());
+        assert_eq!(
+            back.search(&["a"], 2, 10, &|_| true),
+            idx.search(&["a"], 2, 10, &|_| true)
+        );
+    }
+}

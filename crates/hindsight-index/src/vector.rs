@@ -1,0 +1,936 @@
+//! Nearest-neighbour search by cosine similarity.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hnsw_rs::api::AnnT;
+use hnsw_rs::hnsw::Hnsw;
+use hnsw_rs::hnswio::HnswIo;
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::distance::{dot, normalised, UnitCosine};
+use crate::persist;
+use crate::topk::{sort_hits, TopK};
+use crate::IndexError;
+
+/// Tuning knobs of a [`VectorIndex`].
+#[derive(Clone, Debug)]
+pub struct VectorConfig {
+    /// Vector dimension; every vector and query must have exactly this length.
+    pub dim: usize,
+    /// Links per node in the upper layers (layer 0 keeps twice as many).
+    pub max_nb_connection: usize,
+    /// Candidate list size while inserting.
+    pub ef_construction: usize,
+    /// Candidate list size while searching (raised to `k` when smaller).
+    pub ef_search: usize,
+    /// Below this many live vectors searches scan exactly and no graph is
+    /// built. `0` forces the graph for every search.
+    pub exact_threshold: usize,
+    /// Rebuild when dead slots exceed this fraction of all slots.
+    pub rebuild_tombstone_ratio: f64,
+    /// Rebuild on a background thread (`true`) or inside the mutating call.
+    pub background_rebuild: bool,
+}
+
+impl VectorConfig {
+    /// Defaults tuned for sentence embeddings (dim 384–1024).
+    pub fn new(dim: usize) -> Self {
+        VectorConfig {
+            dim,
+            max_nb_connection: 24,
+            ef_construction: 200,
+            ef_search: 96,
+            exact_threshold: 5_000,
+            rebuild_tombstone_ratio: 0.2,
+            background_rebuild: true,
+        }
+    }
+}
+
+/// Counters describing a [`VectorIndex`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VectorStats {
+    /// Vectors that searches can return.
+    pub live: usize,
+    /// Removed or replaced vectors still occupying a slot (and a graph node).
+    pub tombstones: usize,
+    /// Nodes in the HNSW graph, if one is built.
+    pub graph_points: Option<usize>,
+    /// Whether a rebuild is scheduled or running.
+    pub rebuilding: bool,
+}
+
+/// Cosine-similarity index over L2-normalised `f32` vectors keyed by `u128`.
+///
+/// Small indexes (and very selective filters) are scanned exactly; larger
+/// ones are searched through an HNSW graph. The graph cannot delete, so
+/// removals and replacements leave tombstones that filtered search skips,
+/// and a compacting rebuild runs once they pass
+/// [`VectorConfig::rebuild_tombstone_ratio`]. All methods take `&self`;
+/// searches and writes may run concurrently from any thread.
+pub struct VectorIndex {
+    shared: Arc<Shared>,
+}
+
+/// Vectors stored per arena chunk; chunking avoids copying the whole arena
+/// when it grows.
+const CHUNK: usize = 1024;
+/// Slots copied per read-lock acquisition while a rebuild snapshots the index.
+const COPY_BATCH: usize = 8192;
+/// Graph inserts per batch while rebuilding; the shutdown flag is checked
+/// between batches.
+const BUILD_BATCH: usize = 4096;
+/// Batches at least this large are inserted with hnsw_rs's rayon-parallel insert.
+const PARALLEL_MIN: usize = 32;
+/// When the writes that arrived during a rebuild shrink below this, the rest
+/// are replayed under the write lock and the new state is swapped in.
+const CATCH_UP_FINAL: usize = 64;
+/// A rebuild for tombstones alone is not worth it below this many.
+const MIN_DEAD_FOR_REBUILD: usize = 32;
+/// Live vectors sampled to estimate how selective a filter is.
+const FILTER_SAMPLE: usize = 64;
+/// Filters passing fewer than this fraction are served by an exact scan:
+/// hnsw_rs's filtered search walks most of the graph when few nodes qualify.
+const SELECTIVE_FILTER: f64 = 0.1;
+/// Upper bound for the candidate list when retrying a graph search.
+const MAX_EF: usize = 4096;
+/// Layers of the graph; hnsw_rs only dumps graphs with its maximum of 16.
+const MAX_LAYER: usize = 16;
+/// Marks a slot that was dead when a rebuild copied it.
+const NO_SLOT: u32 = u32::MAX;
+
+const VECTORS_MAGIC: &[u8; 4] = b"HIVX";
+const VECTORS_VERSION: u32 = 1;
+pub(crate) const VECTORS_FILE: &str = "vectors.bin";
+const GRAPH_BASENAME: &str = "graph";
+
+struct Shared {
+    cfg: VectorConfig,
+    ef_search: AtomicUsize,
+    state: RwLock<State>,
+    /// Serialises rebuilds.
+    build_lock: Mutex<()>,
+    status: Mutex<BuildStatus>,
+    idle: Condvar,
+    closing: AtomicBool,
+}
+
+#[derive(Default)]
+struct BuildStatus {
+    scheduled: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    id: u128,
+    live: bool,
+}
+
+/// Vectors by slot number, which is also the id the graph knows them by.
+struct Arena {
+    dim: usize,
+    chunks: Vec<Vec<f32>>,
+    len: usize,
+}
+
+impl Arena {
+    fn new(dim: usize) -> Self {
+        Arena {
+            dim,
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, v: &[f32]) {
+        debug_assert_eq!(v.len(), self.dim);
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK * self.dim));
+        }
+        self.chunks
+            .last_mut()
+            .expect("chunk allocated above")
+            .extend_from_slice(v);
+        self.len += 1;
+    }
+
+    fn get(&self, slot: usize) -> &[f32] {
+        let off = (slot % CHUNK) * self.dim;
+        &self.chunks[slot / CHUNK][off..off + self.dim]
+    }
+}
+
+/// Everything a search needs, swapped as a whole by a rebuild.
+struct State {
+    slots: Vec<Slot>,
+    arena: Arena,
+    /// Live id → slot.
+    by_id: HashMap<u128, u32>,
+    graph: Option<Arc<Graph>>,
+}
+
+impl State {
+    fn new(dim: usize) -> Self {
+        State {
+            slots: Vec::new(),
+            arena: Arena::new(dim),
+            by_id: HashMap::new(),
+            graph: None,
+        }
+    }
+
+    fn live(&self) -> usize {
+        self.by_id.len()
+    }
+
+    fn dead(&self) -> usize {
+        self.slots.len() - self.by_id.len()
+    }
+
+    /// Appends a live slot, turning any previous slot of the same id into a tombstone.
+    fn push(&mut self, id: u128, v: &[f32]) -> u32 {
+        if let Some(&old) = self.by_id.get(&id) {
+            self.kill(old);
+        }
+        let slot = u32::try_from(self.slots.len()).expect("more than 4 billion slots");
+        self.slots.push(Slot { id, live: true });
+        self.arena.push(v);
+        self.by_id.insert(id, slot);
+        slot
+    }
+
+    fn kill(&mut self, slot: u32) {
+        let s = &mut self.slots[slot as usize];
+        if s.live {
+            s.live = false;
+            if self.by_id.get(&s.id) == Some(&slot) {
+                self.by_id.remove(&s.id);
+            }
+        }
+    }
+
+    fn needs_build(&self, cfg: &VectorConfig) -> bool {
+        let graph_missing = self.graph.is_none() && self.live() >= cfg.exact_threshold.max(1);
+        let dead = self.dead();
+        let too_dead = dead >= MIN_DEAD_FOR_REBUILD
+            && dead as f64 > cfg.rebuild_tombstone_ratio * self.slots.len() as f64;
+        graph_missing || too_dead
+    }
+
+    /// Fraction of a deterministic sample of live vectors that pass `filter`.
+    fn pass_rate(&self, filter: &dyn Fn(u128) -> bool) -> f64 {
+        let step = (self.slots.len() / FILTER_SAMPLE).max(1);
+        let (mut seen, mut passed) = (0usize, 0usize);
+        for s in self.slots.iter().step_by(step).filter(|s| s.live) {
+            seen += 1;
+            passed += usize::from(filter(s.id));
+        }
+        if seen == 0 {
+            1.0
+        } else {
+            passed as f64 / seen as f64
+        }
+    }
+
+    fn exact(
+        &self,
+        q: &[f32],
+        k: usize,
+        filter: &dyn Fn(u128) -> bool,
+        filter_first: bool,
+    ) -> Vec<(u128, f32)> {
+        let mut top = TopK::new(k);
+        for (i, s) in self.slots.iter().enumerate() {
+            if !s.live {
+                continue;
+            }
+            if filter_first {
+                if filter(s.id) {
+                    top.push(s.id, similarity(q, self.arena.get(i)));
+                }
+            } else {
+                let score = similarity(q, self.arena.get(i));
+                // The filter runs only for hits that would make the cut.
+                if top.admits(s.id, score) && filter(s.id) {
+                    top.push(s.id, score);
+                }
+            }
+        }
+        top.into_sorted()
+    }
+}
+
+/// Same arithmetic as `1 - UnitCosine::eval`, so exact and graph searches
+/// report bit-identical scores.
+fn similarity(a: &[f32], b: &[f32]) -> f32 {
+    1.0 - (1.0 - dot(a, b)).clamp(0.0, 2.0)
+}
+
+struct Graph {
+    hnsw: Hnsw<'static, f32, UnitCosine>,
+    /// Inserts that have a slot but may not be linked into the graph yet;
+    /// a dump waits for zero so the saved graph covers every slot.
+    inflight: AtomicUsize,
+}
+
+impl Graph {
+    fn new(cfg: &VectorConfig, capacity: usize) -> Self {
+        let m = cfg.max_nb_connection.clamp(4, 64);
+        Graph {
+            hnsw: Hnsw::new(
+                m,
+                capacity.max(1024),
+                MAX_LAYER,
+                cfg.ef_construction.max(m),
+                UnitCosine,
+            ),
+            inflight: AtomicUsize::new(0),
+        }
+    }
+
+    fn insert_many(&self, items: &[(&[f32], usize)]) {
+        if items.len() >= PARALLEL_MIN {
+            self.hnsw.parallel_insert_slice(&items.to_vec());
+        } else {
+            for &item in items {
+                self.hnsw.insert_slice(item);
+            }
+        }
+    }
+}
+
+struct InflightGuard<'a>(&'a AtomicUsize);
+
+impl Drop for InflightGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What a dump wrote, recorded in the bank manifest.
+pub(crate) struct VectorDump {
+    pub(crate) graph_basename: Option<String>,
+}
+
+impl VectorIndex {
+    /// An empty index.
+    ///
+    /// # Panics
+    /// If `cfg.dim` is zero.
+    pub fn new(cfg: VectorConfig) -> Self {
+        assert!(cfg.dim > 0, "vector dimension must be positive");
+        let mut state = State::new(cfg.dim);
+        if cfg.exact_threshold == 0 {
+            state.graph = Some(Arc::new(Graph::new(&cfg, 0)));
+        }
+        Self::from_state(cfg, state)
+    }
+
+    fn from_state(cfg: VectorConfig, state: State) -> Self {
+        VectorIndex {
+            shared: Arc::new(Shared {
+                ef_search: AtomicUsize::new(cfg.ef_search.max(1)),
+                cfg,
+                state: RwLock::new(state),
+                build_lock: Mutex::new(()),
+                status: Mutex::new(BuildStatus::default()),
+                idle: Condvar::new(),
+                closing: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The configuration this index was created with.
+    pub fn config(&self) -> &VectorConfig {
+        &self.shared.cfg
+    }
+
+    /// Vector dimension.
+    pub fn dim(&self) -> usize {
+        self.shared.cfg.dim
+    }
+
+    /// Current search candidate list size.
+    pub fn ef_search(&self) -> usize {
+        self.shared.ef_search.load(Ordering::Relaxed)
+    }
+
+    /// Changes the search candidate list size (recall/latency trade-off).
+    pub fn set_ef_search(&self, ef: usize) {
+        self.shared.ef_search.store(ef.max(1), Ordering::Relaxed);
+    }
+
+    /// Inserts or replaces the vector of `id`. The vector is normalised;
+    /// re-inserting an identical vector is a no-op.
+    pub fn insert(&self, id: u128, vector: &[f32]) -> Result<(), IndexError> {
+        let v = normalised(vector, self.dim())?;
+        let job = {
+            let mut st = self.shared.state.write();
+            if let Some(&slot) = st.by_id.get(&id) {
+                if st.arena.get(slot as usize) == v.as_slice() {
+                    return Ok(());
+                }
+            }
+            let slot = st.push(id, &v);
+            st.graph.as_ref().map(|g| {
+                g.inflight.fetch_add(1, Ordering::AcqRel);
+                (Arc::clone(g), slot)
+            })
+        };
+        if let Some((g, slot)) = job {
+            let _guard = InflightGuard(&g.inflight);
+            g.hnsw.insert_slice((&v, slot as usize));
+        }
+        self.maybe_rebuild();
+        Ok(())
+    }
+
+    /// Inserts or replaces many vectors; nothing is inserted if any vector is
+    /// invalid. Large batches are linked into the graph in parallel.
+    pub fn insert_batch(&self, items: &[(u128, Vec<f32>)]) -> Result<(), IndexError> {
+        let dim = self.dim();
+        let vecs = items
+            .iter()
+            .map(|(_, v)| normalised(v, dim))
+            .collect::<Result<Vec<_>, _>>()?;
+        let job = {
+            let mut st = self.shared.state.write();
+            let mut placed = Vec::with_capacity(items.len());
+            for ((id, _), v) in items.iter().zip(&vecs) {
+                if let Some(&slot) = st.by_id.get(id) {
+                    if st.arena.get(slot as usize) == v.as_slice() {
+                        continue;
+                    }
+                }
+                placed.push((st.push(*id, v), v.as_slice()));
+            }
+            // An id repeated within the batch only needs its last vector linked.
+            placed.retain(|(slot, _)| st.slots[*slot as usize].live);
+            st.graph.as_ref().filter(|_| !placed.is_empty()).map(|g| {
+                g.inflight.fetch_add(1, Ordering::AcqRel);
+                (Arc::clone(g), placed)
+            })
+        };
+        if let Some((g, placed)) = job {
+            let _guard = InflightGuard(&g.inflight);
+            let items: Vec<(&[f32], usize)> =
+                placed.iter().map(|&(s, v)| (v, s as usize)).collect();
+            g.insert_many(&items);
+        }
+        self.maybe_rebuild();
+        Ok(())
+    }
+
+    /// Removes `id`; returns whether it was present.
+    pub fn remove(&self, id: u128) -> bool {
+        let removed = {
+            let mut st = self.shared.state.write();
+            match st.by_id.get(&id) {
+                Some(&slot) => {
+                    st.kill(slot);
+                    true
+                }
+                None => false,
+            }
+        };
+        if removed {
+            self.maybe_rebuild();
+        }
+        removed
+    }
+
+    /// Whether `id` has a vector.
+    pub fn contains(&self, id: u128) -> bool {
+        self.shared.state.read().by_id.contains_key(&id)
+    }
+
+    /// Number of live vectors.
+    pub fn len(&self) -> usize {
+        self.shared.state.read().live()
+    }
+
+    /// Whether no live vector exists.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The stored (normalised) vector of `id`.
+    pub fn get(&self, id: u128) -> Option<Vec<f32>> {
+        let st = self.shared.state.read();
+        st.by_id
+            .get(&id)
+            .map(|&slot| st.arena.get(slot as usize).to_vec())
+    }
+
+    /// Cosine similarity between `query` and the stored vector of `id`.
+    pub fn similarity(&self, id: u128, query: &[f32]) -> Result<Option<f32>, IndexError> {
+        let q = normalised(query, self.dim())?;
+        let st = self.shared.state.read();
+        Ok(st
+            .by_id
+            .get(&id)
+            .map(|&slot| similarity(&q, st.arena.get(slot as usize))))
+    }
+
+    /// Counters for monitoring and tests.
+    pub fn stats(&self) -> VectorStats {
+        let rebuilding = self.shared.status.lock().scheduled;
+        let st = self.shared.state.read();
+        VectorStats {
+            live: st.live(),
+            tombstones: st.dead(),
+            graph_points: st.graph.as_ref().map(|g| g.hnsw.get_nb_point()),
+            rebuilding,
+        }
+    }
+
+    /// The `k` most similar live vectors passing `filter`, best first, as
+    /// `(id, cosine similarity)`.
+    ///
+    /// Uses the graph when one is built and the index is above the exact
+    /// threshold, unless the filter rejects most vectors; falls back to an
+    /// exact scan when the graph cannot produce `k` results.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &dyn Fn(u128) -> bool,
+    ) -> Result<Vec<(u128, f32)>, IndexError> {
+        let q = normalised(query, self.dim())?;
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let st = self.shared.state.read();
+        let live = st.live();
+        if live == 0 {
+            return Ok(Vec::new());
+        }
+        let graph = match &st.graph {
+            Some(g) if live >= self.shared.cfg.exact_threshold => Arc::clone(g),
+            _ => return Ok(st.exact(&q, k, filter, false)),
+        };
+        let pass = st.pass_rate(filter);
+        if pass < SELECTIVE_FILTER || pass * (live as f64) < (4 * k) as f64 {
+            return Ok(st.exact(&q, k, filter, pass < 0.5));
+        }
+        Ok(graph_search(&st, &graph, &q, k, self.ef_search(), filter))
+    }
+
+    /// Exact scan regardless of size; the reference the graph is measured against.
+    pub fn search_exact(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &dyn Fn(u128) -> bool,
+    ) -> Result<Vec<(u128, f32)>, IndexError> {
+        let q = normalised(query, self.dim())?;
+        Ok(self.shared.state.read().exact(&q, k, filter, false))
+    }
+
+    /// Rebuilds (compacts, and builds or drops the graph) on the calling
+    /// thread, after any background rebuild has finished.
+    pub fn rebuild_now(&self) {
+        self.wait_for_rebuild();
+        build(&self.shared);
+    }
+
+    /// Blocks until no background rebuild is scheduled or running.
+    pub fn wait_for_rebuild(&self) {
+        let mut status = self.shared.status.lock();
+        while status.scheduled {
+            self.shared.idle.wait(&mut status);
+        }
+    }
+
+    fn maybe_rebuild(&self) {
+        let shared = &self.shared;
+        if !shared.state.read().needs_build(&shared.cfg) {
+            return;
+        }
+        if !shared.cfg.background_rebuild {
+            build(shared);
+            return;
+        }
+        let mut status = shared.status.lock();
+        if status.scheduled || shared.closing.load(Ordering::Acquire) {
+            return;
+        }
+        status.scheduled = true;
+        let worker = Arc::clone(shared);
+        let spawned = std::thread::Builder::new()
+            .name("hindsight-vector-rebuild".into())
+            .spawn(move || rebuild_loop(&worker));
+        if spawned.is_err() {
+            // Out of threads: leave it to the next write to try again.
+            status.scheduled = false;
+        }
+    }
+
+    /// Writes `vectors.bin` and, when a graph exists, hnsw_rs's graph files
+    /// into `dir`. Holds the read lock, so writers wait while searches continue.
+    pub(crate) fn dump_into(&self, dir: &Path) -> Result<VectorDump, IndexError> {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let st = self.shared.state.read();
+            let settled = st
+                .graph
+                .as_ref()
+                .is_none_or(|g| g.inflight.load(Ordering::Acquire) == 0);
+            if !settled && Instant::now() < deadline {
+                drop(st);
+                std::thread::sleep(Duration::from_micros(200));
+                continue;
+            }
+            write_vectors(&st, &dir.join(VECTORS_FILE))?;
+            let graph_basename = match &st.graph {
+                // An unsettled graph may miss links; without it the load rebuilds.
+                Some(g) if settled && g.hnsw.get_nb_point() > 0 => Some(dump_graph(g, dir)?),
+                _ => None,
+            };
+            return Ok(VectorDump { graph_basename });
+        }
+    }
+
+    /// Reads a dump written by [`Self::dump_into`]. A graph that is missing,
+    /// unreadable or inconsistent with the vectors is rebuilt from them.
+    pub(crate) fn load_from(
+        dir: &Path,
+        cfg: VectorConfig,
+        graph_basename: Option<&str>,
+    ) -> Result<VectorIndex, IndexError> {
+        let mut state = read_vectors(&dir.join(VECTORS_FILE), cfg.dim)?;
+        if let Some(basename) = graph_basename {
+            state.graph = load_graph(dir, basename, state.slots.len(), cfg.dim).map(Arc::new);
+        }
+        if state.graph.is_none() && cfg.exact_threshold == 0 && state.slots.is_empty() {
+            state.graph = Some(Arc::new(Graph::new(&cfg, 0)));
+        }
+        let index = VectorIndex::from_state(cfg, state);
+        let needs = index.shared.state.read().needs_build(&index.shared.cfg);
+        if needs {
+            build(&index.shared);
+        }
+        Ok(index)
+    }
+}
+
+impl Drop for VectorIndex {
+    fn drop(&mut self) {
+        // A running rebuild notices and abandons its work.
+        self.shared.closing.store(true, Ordering::Release);
+    }
+}
+
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex")
+            .field("dim", &self.dim())
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+fn graph_search(
+    st: &State,
+    graph: &Graph,
+    q: &[f32],
+    k: usize,
+    ef_search: usize,
+    filter: &dyn Fn(u128) -> bool,
+) -> Vec<(u128, f32)> {
+    let admit = |d: &usize| st.slots.get(*d).is_some_and(|s| s.live && filter(s.id));
+    let mut ef = ef_search.max(k);
+    loop {
+        // hnsw_rs admits only filter-passing nodes to its result list, so the
+        // `ef` results it returns are all usable; asking for `ef` of them
+        // (not `k`) also keeps the unfiltered entry point from costing a hit.
+        let found = graph.hnsw.search_filter(q, ef, ef, Some(&admit));
+        let mut hits: Vec<(u128, f32)> = found
+            .iter()
+            .filter_map(|n| {
+                let s = st.slots.get(n.d_id)?;
+                s.live.then_some((s.id, 1.0 - n.distance))
+            })
+            .collect();
+        if hits.len() >= k {
+            sort_hits(&mut hits);
+            hits.truncate(k);
+            return hits;
+        }
+        if ef >= MAX_EF || ef >= st.slots.len() {
+            // Fewer than k reachable: only an exact scan can tell if more exist.
+            return st.exact(q, k, filter, false);
+        }
+        ef = (ef * 4).min(MAX_EF);
+    }
+}
+
+fn rebuild_loop(shared: &Shared) {
+    loop {
+        build(shared);
+        let mut status = shared.status.lock();
+        // Checked under the status lock: a writer that sees `scheduled` still
+        // set relies on this check to pick up its change.
+        let again = !shared.closing.load(Ordering::Acquire)
+            && shared.state.read().needs_build(&shared.cfg);
+        if !again {
+            status.scheduled = false;
+            shared.idle.notify_all();
+            return;
+        }
+    }
+}
+
+/// Copies live slots of `old` in `range` into `fresh`, recording where each went.
+fn copy_range(old: &State, fresh: &mut State, remap: &mut Vec<u32>, range: Range<usize>) {
+    for i in range {
+        let s = old.slots[i];
+        remap.push(if s.live {
+            fresh.push(s.id, old.arena.get(i))
+        } else {
+            NO_SLOT
+        });
+    }
+}
+
+/// Links the live slots of `fresh` in `range` into `graph`; false if the
+/// index is being dropped.
+fn index_range(shared: &Shared, graph: &Graph, fresh: &State, range: Range<usize>) -> bool {
+    let mut start = range.start;
+    while start < range.end {
+        if shared.closing.load(Ordering::Acquire) {
+            return false;
+        }
+        let end = (start + BUILD_BATCH).min(range.end);
+        let items: Vec<(&[f32], usize)> = (start..end)
+            .filter(|&i| fresh.slots[i].live)
+            .map(|i| (fresh.arena.get(i), i))
+            .collect();
+        graph.insert_many(&items);
+        start = end;
+    }
+    true
+}
+
+/// Builds a compacted state (and graph) from the live vectors while searches
+/// and writes continue on the current one, replays the writes that arrived
+/// meanwhile, then swaps.
+fn build(shared: &Shared) {
+    let _serial = shared.build_lock.lock();
+    let cfg = &shared.cfg;
+    let mut fresh = State::new(cfg.dim);
+    let mut remap: Vec<u32> = Vec::new();
+    let mut cursor = 0usize;
+    let had_graph;
+    loop {
+        let st = shared.state.read();
+        let end = st.slots.len().min(cursor + COPY_BATCH);
+        copy_range(&st, &mut fresh, &mut remap, cursor..end);
+        cursor = end;
+        if cursor >= st.slots.len() {
+            had_graph = st.graph.is_some();
+            break;
+        }
+    }
+    // Hysteresis: a bank hovering around the threshold keeps its graph.
+    let live = fresh.live();
+    let want_graph = cfg.exact_threshold == 0
+        || live >= cfg.exact_threshold
+        || (had_graph && live >= cfg.exact_threshold / 2);
+    let graph = want_graph.then(|| Graph::new(cfg, fresh.slots.len()));
+    if let Some(g) = &graph {
+        if !index_range(shared, g, &fresh, 0..fresh.slots.len()) {
+            return;
+        }
+    }
+    // Catch up with writes made during the build until few remain.
+    loop {
+        let start = fresh.slots.len();
+        {
+            let st = shared.state.read();
+            if st.slots.len() - cursor < CATCH_UP_FINAL {
+                break;
+            }
+            copy_range(&st, &mut fresh, &mut remap, cursor..st.slots.len());
+            cursor = st.slots.len();
+        }
+        if let Some(g) = &graph {
+            if !index_range(shared, g, &fresh, start..fresh.slots.len()) {
+                return;
+            }
+        }
+    }
+    let mut st = shared.state.write();
+    let start = fresh.slots.len();
+    copy_range(&st, &mut fresh, &mut remap, cursor..st.slots.len());
+    if let Some(g) = &graph {
+        index_range(shared, g, &fresh, start..fresh.slots.len());
+    }
+    // Removals since the copy: slots only ever go from live to dead.
+    for (old, &new) in remap.iter().enumerate() {
+        if new != NO_SLOT && !st.slots[old].live {
+            fresh.kill(new);
+        }
+    }
+    fresh.graph = graph.map(Arc::new);
+    *st = fresh;
+}
+
+fn dump_graph(g: &Graph, dir: &Path) -> Result<String, IndexError> {
+    let res = catch_unwind(AssertUnwindSafe(|| g.hnsw.file_dump(dir, GRAPH_BASENAME)));
+    let basename = match res {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => {
+            return Err(IndexError::io(
+                dir,
+                std::io::Error::other(format!("hnsw dump failed: {e}")),
+            ))
+        }
+        Err(p) => {
+            return Err(IndexError::io(
+                dir,
+                std::io::Error::other(format!(
+                    "hnsw dump panicked: {}",
+                    persist::panic_message(p.as_ref())
+                )),
+            ))
+        }
+    };
+    for ext in ["hnsw.graph", "hnsw.data"] {
+        persist::sync_file(&dir.join(format!("{basename}.{ext}")))?;
+    }
+    Ok(basename)
+}
+
+fn load_graph(dir: &Path, basename: &str, slots: usize, dim: usize) -> Option<Graph> {
+    // `load_hnsw` ties the graph's lifetime to its loader (for mmapped data,
+    // which is not used here). The loader is a few hundred bytes, so it is
+    // leaked on purpose once per load to get a `'static` graph without unsafe code.
+    let loader: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, basename)));
+    // hnsw_rs asserts on malformed files; a damaged graph is rebuilt instead.
+    let loaded = catch_unwind(AssertUnwindSafe(move || {
+        // Moving the reference in (not reborrowing it) lets the graph keep `'static`.
+        let owned = loader;
+        owned.load_hnsw::<f32, UnitCosine>()
+    }));
+    let mut hnsw = match loaded {
+        Ok(Ok(h)) => h,
+        _ => return None,
+    };
+    let dim_ok = hnsw.get_point_indexation().get_data_dimension() == dim;
+    if hnsw.get_nb_point() != slots || !dim_ok {
+        return None;
+    }
+    // Reloaded graphs turn candidate extension on; keep inserts as when built.
+    hnsw.set_extend_candidates(false);
+    Some(Graph {
+        hnsw,
+        inflight: AtomicUsize::new(0),
+    })
+}
+
+fn write_vectors(st: &State, path: &Path) -> Result<(), IndexError> {
+    let io_err = |e| IndexError::io(path, e);
+    let file = File::create(path).map_err(io_err)?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let dim = u32::try_from(st.arena.dim).expect("dimension fits u32");
+    let mut header = Vec::with_capacity(20);
+    header.extend_from_slice(VECTORS_MAGIC);
+    header.extend_from_slice(&VECTORS_VERSION.to_le_bytes());
+    header.extend_from_slice(&dim.to_le_bytes());
+    header.extend_from_slice(&(st.slots.len() as u64).to_le_bytes());
+    w.write_all(&header).map_err(io_err)?;
+    for s in &st.slots {
+        w.write_all(&s.id.to_le_bytes()).map_err(io_err)?;
+        w.write_all(&[u8::from(s.live)]).map_err(io_err)?;
+    }
+    let mut buf = Vec::with_capacity(st.arena.dim * 4);
+    for i in 0..st.slots.len() {
+        buf.clear();
+        for x in st.arena.get(i) {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+        w.write_all(&buf).map_err(io_err)?;
+    }
+    let file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
+    file.sync_all().map_err(io_err)
+}
+
+fn read_vectors(path: &Path, dim: usize) -> Result<State, IndexError> {
+    let io_err = |e| IndexError::io(path, e);
+    let file = File::open(path).map_err(io_err)?;
+    let mut r = BufReader::with_capacity(1 << 20, file);
+    let mut header = [0u8; 20];
+    r.read_exact(&mut header).map_err(io_err)?;
+    if &header[0..4] != VECTORS_MAGIC {
+        return Err(IndexError::Corrupt(format!("{}: bad magic", path.display())));
+    }
+    let version = u32::from_le_bytes(header[4..8].try_into().expect("4 bytes"));
+    if version != VECTORS_VERSION {
+        return Err(IndexError::UnsupportedFormat {
+            found: version,
+            expected: VECTORS_VERSION,
+        });
+    }
+    let file_dim = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes")) as usize;
+    if file_dim != dim {
+        return Err(IndexError::Corrupt(format!(
+            "{}: dimension {file_dim}, manifest says {dim}",
+            path.display()
+        )));
+    }
+    let n = u64::from_le_bytes(header[12..20].try_into().expect("8 bytes"));
+    let expected_len = 20 + n.saturating_mul(17 + 4 * dim as u64);
+    let actual_len = r.get_ref().metadata().map_err(io_err)?.len();
+    if actual_len != expected_len {
+        return Err(IndexError::Corrupt(format!(
+            "{}: {actual_len} bytes, expected {expected_len}",
+            path.display()
+        )));
+    }
+    let n = n as usize;
+    let mut slots = Vec::with_capacity(n);
+    let mut rec = [0u8; 17];
+    for _ in 0..n {
+        r.read_exact(&mut rec).map_err(io_err)?;
+        let id = u128::from_le_bytes(rec[0..16].try_into().expect("16 bytes"));
+        slots.push(Slot {
+            id,
+            live: rec[16] != 0,
+        });
+    }
+    let mut arena = Arena::new(dim);
+    let mut buf = vec![0u8; dim * 4];
+    let mut v = vec![0f32; dim];
+    for _ in 0..n {
+        r.read_exact(&mut buf).map_err(io_err)?;
+        for (x, b) in v.iter_mut().zip(buf.chunks_exact(4)) {
+            *x = f32::from_le_bytes(b.try_into().expect("4 bytes"));
+        }
+        arena.push(&v);
+    }
+    let mut by_id = HashMap::with_capacity(n);
+    for (i, s) in slots.iter().enumerate() {
+        if s.live && by_id.insert(s.id, i as u32).is_some() {
+            return Err(IndexError::Corrupt(format!(
+                "{}: id {:#x} live twice",
+                path.display(),
+                s.id
+            )));
+        }
+    }
+    Ok(State {
+        slots,
+        arena,
+        by_id,
+        graph: None,
+    })
+}

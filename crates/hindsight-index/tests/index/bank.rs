@@ -1,0 +1,271 @@
+use std::fs;
+use std::sync::Arc;
+use std::thread;
+
+use hindsight_index::{BankIndex, BankIndexConfig, IndexDoc, IndexError};
+
+use crate::common::{unit_vectors, words};
+
+const MODEL: &str = "model-a";
+const VOCAB: [&str; 12] = [
+    "coffee", "tea", "meeting", "deploy", "bug", "rust", "paris", "budget", "report", "lunch",
+    "release", "review",
+];
+
+fn cfg(dim: usize) -> BankIndexConfig {
+    let mut c = BankIndexConfig::new(dim);
+    c.vector.exact_threshold = 0;
+    c.vector.background_rebuild = false;
+    c.vector.rebuild_tombstone_ratio = 1.0;
+    c
+}
+
+fn doc(i: usize, v: &[f32]) -> IndexDoc {
+    IndexDoc {
+        id: i as u128,
+        vector: v.to_vec(),
+        terms: (0..1 + i % 5)
+            .map(|j| VOCAB[(i * 7 + j * 3) % VOCAB.len()].to_owned())
+            .collect(),
+        entities: vec![format!("e{}", i % 97), format!("f{}", i % 13)],
+        occurred_at_ms: (i as i64) * 60_000,
+    }
+}
+
+fn filled(n: usize, dim: usize) -> (BankIndex, Vec<Vec<f32>>) {
+    let vecs = unit_vectors(21, n, dim);
+    let bank = BankIndex::new(MODEL, cfg(dim));
+    bank.upsert_batch(vecs.iter().enumerate().map(|(i, v)| doc(i, v)).collect())
+        .unwrap();
+    (bank, vecs)
+}
+
+fn odd(id: u128) -> bool {
+    id % 2 == 1
+}
+
+fn assert_same_results(a: &BankIndex, b: &BankIndex, dim: usize) {
+    for (i, q) in unit_vectors(22, 40, dim).iter().enumerate() {
+        assert_eq!(
+            a.vectors().search(q, 10, &odd).unwrap(),
+            b.vectors().search(q, 10, &odd).unwrap()
+        );
+        let terms = words(&format!("{} {}", VOCAB[i % 12], VOCAB[(i * 5) % 12]));
+        assert_eq!(a.bm25().search(&terms, 10, &odd), b.bm25().search(&terms, 10, &odd));
+        let ents = [format!("e{}", i % 97)];
+        assert_eq!(
+            a.entities().search(&ents, 2, 10, &odd),
+            b.entities().search(&ents, 2, 10, &odd)
+        );
+        let start = (i as i64) * 3_600_000;
+        assert_eq!(
+            a.time().search(start, start + 7_200_000, 10, &odd),
+            b.time().search(start, start + 7_200_000, 10, &odd)
+        );
+    }
+}
+
+#[test]
+fn dump_and_load_round_trip_identically() {
+    let dim = 32;
+    let (bank, _) = filled(3_000, dim);
+    for id in (0..3_000u128).step_by(9) {
+        assert!(bank.remove(id));
+    }
+    bank.set_applied_index(77);
+    let dir = tempfile::tempdir().unwrap();
+    bank.dump(dir.path()).unwrap();
+    let loaded = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
+    assert_eq!(loaded.meta(), bank.meta());
+    assert_eq!(loaded.meta().applied_index, 77);
+    assert_eq!(loaded.len(), 3_000 - 334);
+    // Same tombstones: the saved graph was loaded, not rebuilt.
+    assert_eq!(loaded.vectors().stats(), bank.vectors().stats());
+    assert_same_results(&bank, &loaded, dim);
+    assert_eq!(BankIndex::read_meta(dir.path()).unwrap(), bank.meta());
+
+    // The loaded index keeps working as a live one.
+    let v = unit_vectors(23, 1, dim).remove(0);
+    loaded.upsert(doc(5_000, &v)).unwrap();
+    assert_eq!(loaded.vectors().search(&v, 1, &|_| true).unwrap()[0].0, 5_000);
+}
+
+#[test]
+fn small_bank_without_graph_round_trips() {
+    let dim = 8;
+    let bank = BankIndex::new(MODEL, BankIndexConfig::new(dim));
+    let vecs = unit_vectors(24, 50, dim);
+    for (i, v) in vecs.iter().enumerate() {
+        bank.upsert(doc(i, v)).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    bank.dump(dir.path()).unwrap();
+    let loaded = BankIndex::load(dir.path(), MODEL, dim).unwrap();
+    assert_eq!(loaded.vectors().stats().graph_points, None);
+    assert_same_results(&bank, &loaded, dim);
+}
+
+#[test]
+fn model_or_dimension_mismatch_is_reported() {
+    let dim = 16;
+    let (bank, _) = filled(100, dim);
+    let dir = tempfile::tempdir().unwrap();
+    bank.dump(dir.path()).unwrap();
+    match BankIndex::load(dir.path(), "model-b", dim) {
+        Err(IndexError::ModelMismatch {
+            expected_model,
+            found_model,
+            ..
+        }) => {
+            assert_eq!(expected_model, "model-b");
+            assert_eq!(found_model, MODEL);
+        }
+        other => panic!("expected ModelMismatch, got {other:?}"),
+    }
+    let err = BankIndex::load(dir.path(), MODEL, 32).unwrap_err();
+    assert!(matches!(
+        err,
+        IndexError::ModelMismatch {
+            expected_dim: 32,
+            found_dim: 16,
+            ..
+        }
+    ));
+    assert!(err.to_string().contains("re-embed"), "{err}");
+}
+
+#[test]
+fn missing_dump_is_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        BankIndex::load(dir.path(), MODEL, 8),
+        Err(IndexError::NotFound(_))
+    ));
+}
+
+#[test]
+fn a_new_dump_replaces_the_old_one() {
+    let dim = 16;
+    let (bank, vecs) = filled(200, dim);
+    let dir = tempfile::tempdir().unwrap();
+    bank.dump(dir.path()).unwrap();
+    bank.remove(3);
+    bank.upsert(doc(999, &vecs[0])).unwrap();
+    bank.set_applied_index(5);
+    bank.dump(dir.path()).unwrap();
+    let generations: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("gen-"))
+        .collect();
+    assert_eq!(generations.len(), 1, "{generations:?}");
+    let loaded = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
+    assert!(!loaded.contains(3));
+    assert!(loaded.contains(999));
+    assert_eq!(loaded.applied_index(), 5);
+}
+
+#[test]
+fn a_damaged_graph_is_rebuilt_from_the_saved_vectors() {
+    let dim = 16;
+    let (bank, vecs) = filled(1_500, dim);
+    bank.remove(10);
+    let dir = tempfile::tempdir().unwrap();
+    bank.dump(dir.path()).unwrap();
+    let generation = fs::read_to_string(dir.path().join("CURRENT")).unwrap();
+    let graph = dir.path().join(generation.trim()).join("vector/graph.hnsw.graph");
+    let bytes = fs::read(&graph).unwrap();
+    fs::write(&graph, &bytes[..bytes.len() / 2]).unwrap();
+    let loaded = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
+    let stats = loaded.vectors().stats();
+    assert_eq!(stats.tombstones, 0, "rebuilt graphs are compacted");
+    assert_eq!(stats.graph_points, Some(1_499));
+    for i in (0..1_500).step_by(50).filter(|&i| i != 10) {
+        assert_eq!(loaded.vectors().search(&vecs[i], 1, &|_| true).unwrap()[0].0, i as u128);
+    }
+}
+
+#[test]
+fn damaged_index_files_are_reported_as_corrupt() {
+    let (bank, _) = filled(50, 8);
+    let dir = tempfile::tempdir().unwrap();
+    bank.dump(dir.path()).unwrap();
+    let generation = fs::read_to_string(dir.path().join("CURRENT")).unwrap();
+    let bm25 = dir.path().join(generation.trim()).join("bm25.bin");
+    fs::write(&bm25, b"garbage").unwrap();
+    assert!(matches!(
+        BankIndex::load_with_config(dir.path(), MODEL, cfg(8)),
+        Err(IndexError::Corrupt(_))
+    ));
+}
+
+#[test]
+fn invalid_vector_changes_nothing_and_empty_vector_skips_the_vector_arm() {
+    let bank = BankIndex::new(MODEL, BankIndexConfig::new(4));
+    let mut bad = doc(1, &[1.0, 0.0, 0.0, 0.0]);
+    bad.vector.push(1.0);
+    assert!(matches!(
+        bank.upsert(bad.clone()),
+        Err(IndexError::DimensionMismatch { .. })
+    ));
+    assert!(bank.upsert_batch(vec![doc(2, &[0.0, 1.0, 0.0, 0.0]), bad]).is_err());
+    assert!(bank.is_empty());
+    assert!(bank.bm25().is_empty());
+
+    bank.upsert(doc(3, &[0.0, 1.0, 0.0, 0.0])).unwrap();
+    bank.upsert(doc(3, &[])).unwrap();
+    assert!(bank.contains(3));
+    assert!(!bank.vectors().contains(3));
+    assert!(bank.bm25().contains(3));
+    assert!(bank.remove(3));
+    assert!(!bank.remove(3));
+    assert!(bank.is_empty() && bank.entities().is_empty() && bank.bm25().is_empty());
+}
+
+#[test]
+fn batch_with_repeated_ids_keeps_the_last_entry() {
+    let bank = BankIndex::new(MODEL, BankIndexConfig::new(4));
+    let mut first = doc(1, &[1.0, 0.0, 0.0, 0.0]);
+    first.terms = words("old");
+    let mut second = doc(1, &[0.0, 1.0, 0.0, 0.0]);
+    second.terms = words("new");
+    bank.upsert_batch(vec![first, second]).unwrap();
+    assert_eq!(bank.len(), 1);
+    assert_eq!(bank.vectors().get(1), Some(vec![0.0, 1.0, 0.0, 0.0]));
+    assert!(bank.bm25().search(&words("old"), 5, &|_| true).is_empty());
+}
+
+#[test]
+fn searchers_share_the_bank_with_a_writer() {
+    let dim = 16;
+    let (bank, _) = filled(500, dim);
+    let bank = Arc::new(bank);
+    let dir = tempfile::tempdir().unwrap();
+    let writer = {
+        let bank = Arc::clone(&bank);
+        let path = dir.path().to_path_buf();
+        thread::spawn(move || {
+            let vecs = unit_vectors(25, 500, dim);
+            for (i, v) in vecs.iter().enumerate() {
+                bank.upsert(doc(1_000 + i, v)).unwrap();
+                if i == 250 {
+                    bank.dump(&path).unwrap();
+                }
+            }
+        })
+    };
+    let reader = {
+        let bank = Arc::clone(&bank);
+        thread::spawn(move || {
+            for q in unit_vectors(26, 200, dim) {
+                assert_eq!(bank.vectors().search(&q, 5, &|_| true).unwrap().len(), 5);
+                assert!(!bank.bm25().search(&words("coffee"), 5, &|_| true).is_empty());
+            }
+        })
+    };
+    writer.join().unwrap();
+    reader.join().unwrap();
+    assert_eq!(bank.len(), 1_000);
+    let loaded = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
+    assert_eq!(loaded.len(), 751);
+}

@@ -1,0 +1,292 @@
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::thread;
+
+use hindsight_index::{IndexError, VectorConfig, VectorIndex};
+
+use crate::common::{ids, unit_vectors};
+
+/// Graph for every search, no automatic rebuilds.
+fn graph_cfg(dim: usize) -> VectorConfig {
+    let mut c = VectorConfig::new(dim);
+    c.exact_threshold = 0;
+    c.background_rebuild = false;
+    c.rebuild_tombstone_ratio = 1.0;
+    c
+}
+
+fn filled(cfg: VectorConfig, vecs: &[Vec<f32>]) -> VectorIndex {
+    let idx = VectorIndex::new(cfg);
+    let items: Vec<(u128, Vec<f32>)> = vecs
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as u128, v.clone()))
+        .collect();
+    idx.insert_batch(&items).unwrap();
+    idx
+}
+
+fn all(_: u128) -> bool {
+    true
+}
+
+#[test]
+fn hnsw_recall_at_10_vs_brute_force() {
+    let dim = 64;
+    let vecs = unit_vectors(1, 20_000, dim);
+    let idx = filled(graph_cfg(dim), &vecs);
+    assert_eq!(idx.stats().graph_points, Some(20_000));
+    let queries = unit_vectors(2, 200, dim);
+    let mut found = 0usize;
+    for q in &queries {
+        let truth: HashSet<u128> = ids(&idx.search_exact(q, 10, &all).unwrap())
+            .into_iter()
+            .collect();
+        let got = idx.search(q, 10, &all).unwrap();
+        assert_eq!(got.len(), 10);
+        found += got.iter().filter(|h| truth.contains(&h.0)).count();
+    }
+    let recall = found as f64 / (10 * queries.len()) as f64;
+    assert!(recall >= 0.95, "recall@10 = {recall}");
+}
+
+#[test]
+fn small_index_is_searched_exactly() {
+    let dim = 16;
+    let vecs = unit_vectors(3, 500, dim);
+    let idx = filled(VectorConfig::new(dim), &vecs);
+    assert_eq!(idx.stats().graph_points, None, "below threshold: no graph");
+    for q in unit_vectors(4, 20, dim) {
+        assert_eq!(
+            idx.search(&q, 7, &all).unwrap(),
+            idx.search_exact(&q, 7, &all).unwrap()
+        );
+    }
+}
+
+#[test]
+fn tombstones_are_never_returned() {
+    let dim = 32;
+    let vecs = unit_vectors(5, 3_000, dim);
+    let idx = filled(graph_cfg(dim), &vecs);
+    let removed: HashSet<u128> = (0..3_000u128).filter(|i| i % 3 == 0).collect();
+    for &id in &removed {
+        assert!(idx.remove(id));
+    }
+    assert!(!idx.remove(0), "second removal reports absence");
+    assert_eq!(idx.stats().tombstones, removed.len());
+    assert_eq!(idx.len(), 2_000);
+    // A removed vector used as the query would be its own best match.
+    for id in removed.iter().take(200) {
+        let hits = idx.search(&vecs[*id as usize], 10, &all).unwrap();
+        assert_eq!(hits.len(), 10);
+        assert!(hits.iter().all(|h| !removed.contains(&h.0)));
+        assert!(!idx.contains(*id));
+        assert_eq!(idx.get(*id), None);
+    }
+}
+
+#[test]
+fn reinserting_an_id_yields_a_single_result() {
+    let dim = 32;
+    let vecs = unit_vectors(6, 2_000, dim);
+    let idx = filled(graph_cfg(dim), &vecs);
+    let fresh = unit_vectors(7, 3, dim);
+    for v in &fresh {
+        idx.insert(42, v).unwrap();
+    }
+    assert_eq!(idx.len(), 2_000);
+    assert_eq!(idx.stats().tombstones, 3);
+    let hits = idx.search(&fresh[2], 10, &all).unwrap();
+    assert_eq!(hits.iter().filter(|h| h.0 == 42).count(), 1);
+    assert_eq!(hits[0].0, 42);
+    assert!((hits[0].1 - 1.0).abs() < 1e-5);
+    // The superseded vector no longer matches 42 perfectly.
+    let old = idx.search(&vecs[42], 10, &all).unwrap();
+    assert!(old.iter().filter(|h| h.0 == 42).all(|h| h.1 < 0.99));
+    // Re-inserting the identical vector changes nothing.
+    idx.insert(42, &fresh[2]).unwrap();
+    assert_eq!(idx.stats().tombstones, 3);
+}
+
+#[test]
+fn filtered_search_honours_the_filter() {
+    let dim = 32;
+    let vecs = unit_vectors(8, 8_000, dim);
+    let idx = filled(graph_cfg(dim), &vecs);
+    let even = |id: u128| id % 2 == 0;
+    let rare = |id: u128| id % 100 == 7;
+    let mut found = 0usize;
+    for q in unit_vectors(9, 50, dim) {
+        let got = idx.search(&q, 10, &even).unwrap();
+        assert_eq!(got.len(), 10);
+        assert!(got.iter().all(|h| even(h.0)));
+        let truth: HashSet<u128> = ids(&idx.search_exact(&q, 10, &even).unwrap())
+            .into_iter()
+            .collect();
+        found += got.iter().filter(|h| truth.contains(&h.0)).count();
+        // A very selective filter is answered exactly.
+        assert_eq!(
+            idx.search(&q, 10, &rare).unwrap(),
+            idx.search_exact(&q, 10, &rare).unwrap()
+        );
+    }
+    assert!(found as f64 / 500.0 >= 0.9, "filtered recall {}", found as f64 / 500.0);
+    assert!(idx.search(&vecs[0], 10, &|_| false).unwrap().is_empty());
+    // Fewer matches than k: all of them come back.
+    let few = |id: u128| id < 3;
+    let mut got = ids(&idx.search(&vecs[100], 10, &few).unwrap());
+    got.sort();
+    assert_eq!(got, vec![0, 1, 2]);
+}
+
+#[test]
+fn rebuild_keeps_live_ids_and_drops_tombstones() {
+    let dim = 32;
+    let vecs = unit_vectors(10, 3_000, dim);
+    let idx = filled(graph_cfg(dim), &vecs);
+    for id in (0..3_000u128).filter(|i| i % 4 == 0) {
+        idx.remove(id);
+    }
+    idx.insert(1, &vecs[2]).unwrap();
+    idx.rebuild_now();
+    let s = idx.stats();
+    assert_eq!(s.tombstones, 0);
+    assert_eq!(s.live, 2_250);
+    assert_eq!(s.graph_points, Some(2_250));
+    assert_eq!(idx.get(1), Some(vecs[2].clone()));
+    for id in (0..3_000u128).step_by(7) {
+        let hits = idx.search(&vecs[id as usize], 1, &all).unwrap();
+        if id % 4 == 0 {
+            assert_ne!(hits[0].0, id);
+        } else if id != 1 && id != 2 {
+            assert_eq!(hits[0].0, id);
+        }
+    }
+}
+
+#[test]
+fn background_rebuild_runs_past_threshold_and_loses_no_writes() {
+    let dim = 32;
+    let mut cfg = graph_cfg(dim);
+    cfg.background_rebuild = true;
+    cfg.rebuild_tombstone_ratio = 0.2;
+    let vecs = unit_vectors(11, 6_000, dim);
+    let idx = Arc::new(filled(cfg, &vecs[..4_000]));
+    // Crossing 20% tombstones schedules a rebuild on another thread...
+    for id in 0..1_100u128 {
+        idx.remove(id);
+    }
+    // ...while more writes keep arriving from elsewhere.
+    let writer = {
+        let idx = Arc::clone(&idx);
+        let vecs = vecs.clone();
+        thread::spawn(move || {
+            for id in 4_000..6_000u128 {
+                idx.insert(id, &vecs[id as usize]).unwrap();
+                if id % 10 == 0 {
+                    idx.remove(id - 1);
+                }
+            }
+        })
+    };
+    // Searches keep working during the rebuild.
+    for q in &vecs[1_100..1_200] {
+        assert_eq!(idx.search(q, 5, &all).unwrap().len(), 5);
+    }
+    writer.join().unwrap();
+    idx.wait_for_rebuild();
+    let expected: Vec<u128> = (1_100..6_000u128)
+        .filter(|&id| !(id >= 3_999 && (id + 1) % 10 == 0 && id != 5_999))
+        .collect();
+    assert_eq!(idx.len(), expected.len());
+    for &id in &expected {
+        assert!(idx.contains(id), "lost {id}");
+    }
+    idx.rebuild_now();
+    let s = idx.stats();
+    assert_eq!(s.tombstones, 0);
+    assert_eq!(s.graph_points, Some(expected.len()));
+    for &id in expected.iter().step_by(13) {
+        let hits = idx.search(&vecs[id as usize], 3, &all).unwrap();
+        assert_eq!(hits[0].0, id);
+    }
+    for id in (0..1_100u128).step_by(11) {
+        let hits = idx.search(&vecs[id as usize], 10, &all).unwrap();
+        assert!(hits.iter().all(|h| h.0 >= 1_100));
+    }
+}
+
+#[test]
+fn concurrent_search_and_insert() {
+    let dim = 32;
+    let vecs = Arc::new(unit_vectors(12, 4_000, dim));
+    let idx = Arc::new(filled(graph_cfg(dim), &vecs[..1_000]));
+    let mut handles = Vec::new();
+    for w in 0..3usize {
+        let (idx, vecs) = (Arc::clone(&idx), Arc::clone(&vecs));
+        handles.push(thread::spawn(move || {
+            for i in (1_000 + w * 1_000)..(2_000 + w * 1_000) {
+                idx.insert(i as u128, &vecs[i]).unwrap();
+            }
+        }));
+    }
+    for s in 0..2usize {
+        let (idx, vecs) = (Arc::clone(&idx), Arc::clone(&vecs));
+        handles.push(thread::spawn(move || {
+            for i in 0..300 {
+                let q = &vecs[(i * 7 + s) % 1_000];
+                let hits = idx.search(q, 10, &all).unwrap();
+                assert_eq!(hits.len(), 10);
+                assert!(hits.windows(2).all(|w| w[0].1 >= w[1].1));
+            }
+        }));
+    }
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(idx.len(), 4_000);
+    assert_eq!(idx.stats().graph_points, Some(4_000));
+    let mut top1 = 0;
+    for i in (0..4_000).step_by(10) {
+        top1 += usize::from(idx.search(&vecs[i], 1, &all).unwrap()[0].0 == i as u128);
+    }
+    assert!(top1 >= 395, "self-retrieval {top1}/400");
+}
+
+#[test]
+fn graph_is_built_when_the_index_grows_past_the_threshold() {
+    let dim = 16;
+    let mut cfg = VectorConfig::new(dim);
+    cfg.exact_threshold = 1_000;
+    cfg.background_rebuild = false;
+    let vecs = unit_vectors(13, 1_200, dim);
+    let idx = filled(cfg, &vecs[..999]);
+    assert_eq!(idx.stats().graph_points, None);
+    idx.insert(999, &vecs[999]).unwrap();
+    assert_eq!(idx.stats().graph_points, Some(1_000));
+    let hits = idx.search(&vecs[500], 1, &all).unwrap();
+    assert_eq!(hits[0].0, 500);
+}
+
+#[test]
+fn invalid_vectors_are_rejected() {
+    let idx = VectorIndex::new(VectorConfig::new(4));
+    assert!(matches!(
+        idx.insert(1, &[1.0, 0.0, 0.0]),
+        Err(IndexError::DimensionMismatch {
+            expected: 4,
+            got: 3
+        })
+    ));
+    assert!(idx.insert(1, &[0.0; 4]).is_err());
+    assert!(idx.search(&[f32::NAN, 0.0, 0.0, 1.0], 1, &all).is_err());
+    let batch = vec![(1u128, vec![1.0, 0.0, 0.0, 0.0]), (2, vec![1.0])];
+    assert!(idx.insert_batch(&batch).is_err());
+    assert!(idx.is_empty(), "a failed batch inserts nothing");
+    // Vectors are normalised on the way in.
+    idx.insert(3, &[3.0, 4.0, 0.0, 0.0]).unwrap();
+    assert_eq!(idx.get(3), Some(vec![0.6, 0.8, 0.0, 0.0]));
+    let s = idx.similarity(3, &[0.0, 2.0, 0.0, 0.0]).unwrap().unwrap();
+    assert!((s - 0.8).abs() < 1e-6);
+}

@@ -1,0 +1,254 @@
+//! The node's service layer against a real store on disk, real actors and real indexes. The hashing
+//! embedder keeps these fast; retrieval quality with the default model is checked by `hindsight eval`.
+
+use std::path::Path;
+
+use hindsight_core::{
+    BankName, Disposition, Kind, Provenance, RecallRequest, SourceKind, Status, Timestamp,
+    WriteRequest,
+};
+use hindsight_node::{BankPatch, EmbeddingProvider, Node, NodeConfig, NodeError};
+
+fn config(dir: &Path) -> NodeConfig {
+    let mut config = NodeConfig::default();
+    config.node.data_dir = dir.to_path_buf();
+    config.embedding.provider = EmbeddingProvider::Hashing;
+    config.review.interval_secs = 0;
+    config
+}
+
+fn bank(name: &str) -> BankName {
+    name.parse().unwrap()
+}
+
+fn ts(s: &str) -> Timestamp {
+    Timestamp::parse_rfc3339(s).unwrap()
+}
+
+fn write(bank_name: &str, content: &str) -> WriteRequest {
+    WriteRequest::new(
+        bank(bank_name),
+        content,
+        Provenance::from_source(SourceKind::User),
+    )
+}
+
+async fn recall_ids(node: &Node, banks: &[&str], query: &str, as_of: Option<Timestamp>) -> Vec<String> {
+    let mut request = RecallRequest::new(banks.iter().map(|b| bank(b)).collect(), query, 10);
+    request.as_of = as_of;
+    node.recall(request)
+        .await
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.memory.content)
+        .collect()
+}
+
+mod write_and_recall {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_is_searchable_as_soon_as_it_is_acknowledged() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        for i in 0..20 {
+            let outcome = node
+                .write(write("acme/agent-1", &format!("note number {i} about kiwis")))
+                .await
+                .unwrap();
+            assert_eq!(outcome.disposition, Disposition::Created);
+            let found = recall_ids(&node, &["acme/agent-1"], &format!("note number {i}"), None).await;
+            assert!(found.contains(&format!("note number {i} about kiwis")), "{found:?}");
+        }
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_identical_restatement_merges_and_a_changed_value_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let first = node.write(write("a/b", "The user drinks green tea every morning")).await.unwrap();
+        let again = node.write(write("a/b", "The user drinks green tea every morning")).await.unwrap();
+        let Disposition::MergedInto { target, .. } = again.disposition else {
+            panic!("expected a merge, got {:?}", again.disposition)
+        };
+        assert_eq!(target, first.id);
+        let merged = node.get(first.id).await.unwrap();
+        assert_eq!(merged.support.count, 2);
+        assert_eq!(merged.support.merged, vec![again.id]);
+        let negated = node
+            .write(write("a/b", "The user no longer drinks green tea every morning"))
+            .await
+            .unwrap();
+        assert_eq!(negated.disposition, Disposition::Created);
+        let trace = node.trace(first.id).await.unwrap();
+        assert_eq!(trace.history.len(), 2, "created, then merged");
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn recall_reads_several_banks_and_honours_filters() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        node.write(write("acme/agent-1", "private note about the refund policy")).await.unwrap();
+        node.write(write("acme/team", "team rule about the refund policy")).await.unwrap();
+        let mut episodic = write("acme/team", "we discussed the refund policy on a call");
+        episodic.kind = Kind::Episodic;
+        node.write(episodic).await.unwrap();
+        let both = recall_ids(&node, &["acme/agent-1", "acme/team"], "refund policy", None).await;
+        assert_eq!(both.len(), 3, "{both:?}");
+        let mut only_semantic =
+            RecallRequest::new(vec![bank("acme/team")], "refund policy", 10);
+        only_semantic.filters.kinds = vec![Kind::Semantic];
+        let hits = node.recall(only_semantic).await.unwrap().hits;
+        assert_eq!(hits.len(), 1);
+        assert!(hits[0].explain.arms.iter().any(|a| a.arm == "semantic"));
+        node.shutdown().await;
+    }
+}
+
+mod lifecycle {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn working_memory_expires_by_ttl_and_review_records_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let mut short = write("a/b", "I have a cold today, keep meetings short");
+        short.kind = Kind::Working;
+        short.occurred_at = Some(ts("2026-02-10T10:00:00Z"));
+        short.ttl_secs = Some(3 * 86_400);
+        let id = node.write(short).await.unwrap().id;
+        let stored = node.get(id).await.unwrap();
+        assert_eq!(stored.expires_at, Some(ts("2026-02-13T10:00:00Z")));
+
+        let alive = recall_ids(&node, &["a/b"], "cold meetings", Some(ts("2026-02-11T00:00:00Z"))).await;
+        assert_eq!(alive.len(), 1);
+        let gone = recall_ids(&node, &["a/b"], "cold meetings", Some(ts("2026-02-14T00:00:00Z"))).await;
+        assert!(gone.is_empty(), "expired memories are not recalled as of later times");
+
+        let report = node.review(bank("a/b"), Some(ts("2026-02-14T00:00:00Z"))).await.unwrap();
+        assert_eq!(report.expired, vec![id]);
+        let expired = node.get(id).await.unwrap();
+        assert_eq!(expired.status, Status::Expired);
+        // Point in time: before expiry it was active, and recall as of then still finds it.
+        let before = recall_ids(&node, &["a/b"], "cold meetings", Some(ts("2026-02-11T00:00:00Z"))).await;
+        assert_eq!(before.len(), 1);
+        let again = node.review(bank("a/b"), Some(ts("2026-02-15T00:00:00Z"))).await.unwrap();
+        assert!(again.expired.is_empty(), "a second review changes nothing");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn working_memory_gets_the_default_ttl() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let mut task = write("a/b", "step 3 of the migration is running");
+        task.kind = Kind::Working;
+        task.occurred_at = Some(ts("2026-03-01T00:00:00Z"));
+        let id = node.write(task).await.unwrap().id;
+        assert_eq!(node.get(id).await.unwrap().expires_at, Some(ts("2026-03-02T00:00:00Z")));
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn soft_forget_hides_and_hard_forget_deletes() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let id = node.write(write("a/b", "the office wifi password hint is blue")).await.unwrap().id;
+        node.forget(id, false, String::new()).await.unwrap();
+        assert_eq!(node.get(id).await.unwrap().status, Status::Archived);
+        assert!(recall_ids(&node, &["a/b"], "wifi password hint", None).await.is_empty());
+        let mut with_history = RecallRequest::new(vec![bank("a/b")], "wifi password hint", 5);
+        with_history.include_history = true;
+        assert_eq!(node.recall(with_history).await.unwrap().hits.len(), 1);
+        node.forget(id, true, "user asked".into()).await.unwrap();
+        assert!(matches!(node.get(id).await, Err(NodeError::NotFound(_))));
+        assert!(matches!(node.trace(id).await, Err(NodeError::NotFound(_))));
+        node.shutdown().await;
+    }
+}
+
+mod faults {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_crashed_bank_actor_is_restarted_from_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        for i in 0..30 {
+            node.write(write("a/b", &format!("fact {i} about the ledger"))).await.unwrap();
+        }
+        node.inject_bank_panic(&bank("a/b")).await.unwrap();
+        // The next requests work whether or not the restart has finished.
+        node.write(write("a/b", "fact after the crash about the ledger")).await.unwrap();
+        let found = recall_ids(&node, &["a/b"], "ledger", None).await;
+        assert_eq!(found.len(), 10);
+        let after = recall_ids(&node, &["a/b"], "fact after the crash", None).await;
+        assert_eq!(after[0], "fact after the crash about the ledger");
+        let info = node.get_bank(bank("a/b")).await.unwrap();
+        assert_eq!(info.memory_count, 31);
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_restarted_node_keeps_every_acknowledged_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ids = vec![];
+        let before;
+        {
+            let node = Node::start(config(dir.path())).await.unwrap();
+            let batch = (0..50)
+                .map(|i| write("a/b", &format!("durable memory {i} of the archive")))
+                .collect();
+            ids.extend(node.write_batch(batch).await.unwrap().into_iter().map(|o| o.id));
+            before = recall_ids(&node, &["a/b"], "durable memory archive", None).await;
+            node.shutdown().await;
+        }
+        let node = Node::start(config(dir.path())).await.unwrap();
+        for id in &ids {
+            node.get(*id).await.unwrap();
+        }
+        let after = recall_ids(&node, &["a/b"], "durable memory archive", None).await;
+        assert_eq!(before, after);
+        node.shutdown().await;
+    }
+}
+
+mod bad_input {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn invalid_requests_are_refused_and_change_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        node.create_bank(bank("a/b"), BankPatch::default()).await.unwrap();
+        let invalid = |r: Result<_, NodeError>| matches!(r, Err(NodeError::Invalid(_)));
+        assert!(invalid(node.write(write("a/b", "  ")).await));
+        let huge = "x".repeat(node.config().limits.max_content_bytes + 1);
+        assert!(invalid(node.write(write("a/b", &huge)).await));
+        let batch = vec![write("a/b", "fine"), write("a/b", "")];
+        assert!(invalid(node.write_batch(batch).await), "one bad item refuses the batch");
+        assert!(invalid(
+            node.recall(RecallRequest::new(vec![bank("a/b")], "q", 0)).await
+        ));
+        assert!(invalid(
+            node.recall(RecallRequest::new(vec![bank("a/b")], "q", 1_000_000)).await
+        ));
+        assert!(matches!(
+            node.recall(RecallRequest::new(vec![bank("no/such")], "q", 5)).await,
+            Err(NodeError::NotFound(_))
+        ));
+        assert!(matches!(
+            node.create_bank(bank("a/b"), BankPatch::default()).await,
+            Err(NodeError::AlreadyExists(_))
+        ));
+        let patch = BankPatch {
+            min_confidence: Some(2.0),
+            ..BankPatch::default()
+        };
+        assert!(invalid(node.update_bank(bank("a/b"), patch).await));
+        assert_eq!(node.get_bank(bank("a/b")).await.unwrap().memory_count, 0);
+        node.shutdown().await;
+    }
+}

@@ -1,0 +1,258 @@
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hindsight_core::Command;
+use openraft::error::{InitializeError, RaftError};
+use openraft::metrics::WaitError;
+use openraft::{BasicNode, Raft, ServerState};
+use sled::Db;
+
+use crate::config::StoreConfig;
+use crate::error::StoreError;
+use crate::listener::ApplyListener;
+use crate::log_store::LogStore;
+use crate::metrics::StoreMetrics;
+use crate::network::NoPeersNetwork;
+use crate::proposer::{BatchLimits, ProposeOutcome, Proposer};
+use crate::reader::StateReader;
+use crate::state_machine::StateMachineStore;
+use crate::type_config::TypeConfig;
+
+/// Opens the store under `dir` (`raft-log/` and `state/` inside it) and starts its Raft node.
+/// See [`StoreHandle::open`].
+pub async fn open(
+    dir: &Path,
+    config: StoreConfig,
+    listener: Arc<dyn ApplyListener>,
+) -> Result<StoreHandle, StoreError> {
+    StoreHandle::open(dir, config, listener).await
+}
+
+/// A running store: the Raft node, its group-commit proposer and a reader of the applied state.
+pub struct StoreHandle {
+    config: StoreConfig,
+    raft: Raft<TypeConfig>,
+    reader: StateReader,
+    proposer: Proposer,
+    log_db: Db,
+    state_db: Db,
+}
+
+impl StoreHandle {
+    /// Opens the store and starts Raft.
+    ///
+    /// `listener` is registered before Raft starts, so it also hears the entries re-applied from the
+    /// log at start-up. On a fresh directory the node initialises a one-member cluster of itself;
+    /// on restart it keeps its log and membership and never re-initialises. When this node is the
+    /// only voter, `open` returns once it leads and every earlier entry is applied, or fails with
+    /// `Timeout` after `startup_timeout`.
+    ///
+    /// sled locks the directory while open: to open it again, call [`StoreHandle::shutdown`] and
+    /// drop the handle and every reader cloned from it.
+    pub async fn open(
+        dir: &Path,
+        config: StoreConfig,
+        listener: Arc<dyn ApplyListener>,
+    ) -> Result<StoreHandle, StoreError> {
+        let raft_config = config.raft_config()?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StoreError::storage(format!("creating {}", dir.display()), e))?;
+        let log = LogStore::open(
+            &dir.join("raft-log"),
+            config.group_id,
+            config.cache_capacity_bytes,
+        )?;
+        let state = StateMachineStore::open(
+            &dir.join("state"),
+            config.group_id,
+            config.cache_capacity_bytes,
+            listener,
+        )?;
+        let reader = state.reader();
+        reader.count_size_of(log.db().clone());
+        let (log_db, state_db) = (log.db().clone(), state.db().clone());
+        let raft = Raft::new(config.node_id, raft_config, NoPeersNetwork, log, state).await?;
+        let proposer = Proposer::start(
+            raft.clone(),
+            BatchLimits {
+                max_commands: config.max_batch_commands,
+                max_bytes: config.max_batch_bytes,
+                max_in_flight: config.max_in_flight_entries,
+            },
+        );
+        let handle = StoreHandle {
+            config,
+            raft,
+            reader,
+            proposer,
+            log_db,
+            state_db,
+        };
+        if let Err(e) = handle.start().await {
+            if let Err(stop) = handle.shutdown().await {
+                tracing::warn!(error = %stop, "could not stop the store after a failed start");
+            }
+            return Err(e);
+        }
+        Ok(handle)
+    }
+
+    async fn start(&self) -> Result<(), StoreError> {
+        let id = self.config.node_id;
+        if !self.raft.is_initialized().await? {
+            let members = BTreeMap::from([(id, BasicNode::new(&self.config.advertise_addr))]);
+            match self.raft.initialize(members).await {
+                Ok(()) => tracing::info!(node = id, "initialised a one-member cluster"),
+                // Someone else initialised it between the check and the call.
+                Err(RaftError::APIError(InitializeError::NotAllowed(_))) => {}
+                Err(RaftError::APIError(e)) => {
+                    return Err(StoreError::Internal(format!(
+                        "could not initialise the cluster: {e}"
+                    )))
+                }
+                Err(RaftError::Fatal(fatal)) => return Err(fatal.into()),
+            }
+        }
+        let voters: Vec<u64> = self
+            .raft
+            .with_raft_state(|st| st.membership_state.effective().voter_ids().collect())
+            .await?;
+        match voters.as_slice() {
+            [only] if *only == id => {}
+            [only] => {
+                return Err(StoreError::Config(format!(
+                    "this data directory belongs to node {only}, but node_id is {id}"
+                )))
+            }
+            _ => {
+                tracing::info!(
+                    node = id,
+                    ?voters,
+                    "multi-member cluster; not waiting to lead"
+                );
+                return Ok(());
+            }
+        }
+        let timeout = self.config.startup_timeout;
+        self.raft
+            .wait(Some(timeout))
+            .metrics(
+                |m| m.state == ServerState::Leader && m.current_leader == Some(id),
+                "startup",
+            )
+            .await
+            .map_err(|e| wait_error(e, format!("node {id} to become leader"), timeout))?;
+        // Entries of earlier terms are applied once the new term's first entry is.
+        tokio::time::timeout(timeout, self.ensure_linearizable())
+            .await
+            .map_err(|_| StoreError::Timeout {
+                what: format!("node {id} to apply its log"),
+                after: timeout,
+            })??;
+        Ok(())
+    }
+
+    /// Proposes one command through group commit and waits until it is applied.
+    pub async fn propose(&self, command: Command) -> Result<ProposeOutcome, StoreError> {
+        self.proposer.propose(command).await
+    }
+
+    /// A proposer handle for components that propose on their own.
+    pub fn proposer(&self) -> &Proposer {
+        &self.proposer
+    }
+
+    pub fn reader(&self) -> &StateReader {
+        &self.reader
+    }
+
+    pub fn raft(&self) -> &Raft<TypeConfig> {
+        &self.raft
+    }
+
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// Confirms with a quorum that this node still leads and waits until the state reflects every
+    /// entry committed before the call; reads made afterwards are linearizable. Returns the log
+    /// index the reads are at least as fresh as. Followers get `NotLeader` with the leader if known.
+    pub async fn ensure_linearizable(&self) -> Result<u64, StoreError> {
+        let read_log_id = self.raft.ensure_linearizable().await?;
+        Ok(read_log_id.map_or(0, |l| l.index))
+    }
+
+    /// Builds a snapshot of everything applied so far and waits for it (up to `snapshot_timeout`).
+    /// Returns the last log index it covers. The log behind it is purged according to
+    /// `max_in_snapshot_log_to_keep`.
+    pub async fn trigger_snapshot(&self) -> Result<u64, StoreError> {
+        let target = self.raft.metrics().borrow().last_applied.map(|l| l.index);
+        let timeout = self.config.snapshot_timeout;
+        let deadline = Instant::now() + timeout;
+        loop {
+            // openraft ignores a trigger while a build is running, and that build may stop short of
+            // `target`; so trigger again until a snapshot covers it.
+            self.raft.trigger().snapshot().await?;
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(StoreError::Timeout {
+                    what: "a snapshot to be built".into(),
+                    after: timeout,
+                });
+            }
+            let built = self
+                .raft
+                .wait(Some(remaining.min(Duration::from_secs(1))))
+                .metrics(|m| m.snapshot.map(|s| s.index) >= target, "snapshot")
+                .await;
+            match built {
+                Ok(metrics) => return Ok(metrics.snapshot.map_or(0, |s| s.index)),
+                Err(WaitError::Timeout(..)) => continue,
+                Err(WaitError::ShuttingDown) => return Err(StoreError::ShuttingDown),
+            }
+        }
+    }
+
+    pub fn metrics(&self) -> StoreMetrics {
+        let raft = self.raft.metrics().borrow().clone();
+        let counts = self.proposer.counts();
+        StoreMetrics {
+            node_id: self.config.node_id,
+            group_id: self.config.group_id,
+            term: raft.current_term,
+            leader: raft.current_leader,
+            is_leader: raft.state == ServerState::Leader,
+            last_log_index: raft.last_log_index,
+            applied_index: raft.last_applied.map(|l| l.index),
+            snapshot_index: raft.snapshot.map(|l| l.index),
+            purged_index: raft.purged.map(|l| l.index),
+            entries_proposed: counts.entries,
+            commands_proposed: counts.commands,
+            size_on_disk_bytes: self.reader.size_on_disk(),
+        }
+    }
+
+    /// Stops proposing (queued commands get `ShuttingDown`), stops Raft and flushes both databases.
+    /// Idempotent.
+    pub async fn shutdown(&self) -> Result<(), StoreError> {
+        self.proposer.stop().await;
+        self.raft.shutdown().await.map_err(|e| {
+            StoreError::Internal(format!("the raft core did not stop cleanly: {e}"))
+        })?;
+        for (db, what) in [(&self.log_db, "the log"), (&self.state_db, "the state")] {
+            db.flush_async()
+                .await
+                .map_err(|e| StoreError::storage(format!("flushing {what} at shutdown"), e))?;
+        }
+        Ok(())
+    }
+}
+
+fn wait_error(error: WaitError, what: String, after: Duration) -> StoreError {
+    match error {
+        WaitError::Timeout(..) => StoreError::Timeout { what, after },
+        WaitError::ShuttingDown => StoreError::ShuttingDown,
+    }
+}

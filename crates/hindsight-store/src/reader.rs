@@ -1,0 +1,212 @@
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use hindsight_core::{BankConfig, BankName, HistoryEntry, Memory, MemoryId};
+use serde::de::DeserializeOwned;
+use sled::{Db, Tree};
+
+use crate::codec::decode;
+use crate::error::StoreError;
+use crate::keys;
+
+/// What the state machine shares with its readers.
+pub(crate) struct SharedState {
+    /// The live state tree. Readers hold the read lock for the whole of a read, so a snapshot install
+    /// that swaps the tree (write lock) knows nobody still reads the old one when it drops it.
+    tree: RwLock<Tree>,
+    /// Last applied log index plus one; zero means nothing applied.
+    applied: AtomicU64,
+    /// Databases counted by `size_on_disk`.
+    dbs: RwLock<Vec<Db>>,
+}
+
+impl SharedState {
+    pub(crate) fn new(tree: Tree, applied: Option<u64>, db: Db) -> Arc<Self> {
+        Arc::new(SharedState {
+            tree: RwLock::new(tree),
+            applied: AtomicU64::new(applied.map_or(0, |i| i + 1)),
+            dbs: RwLock::new(vec![db]),
+        })
+    }
+
+    pub(crate) fn tree(&self) -> RwLockReadGuard<'_, Tree> {
+        self.tree.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn tree_mut(&self) -> RwLockWriteGuard<'_, Tree> {
+        self.tree.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn set_applied(&self, index: Option<u64>) {
+        self.applied
+            .store(index.map_or(0, |i| i + 1), Ordering::Release);
+    }
+
+    pub(crate) fn count_size_of(&self, db: Db) {
+        self.dbs.write().unwrap_or_else(|p| p.into_inner()).push(db);
+    }
+}
+
+/// Read-only access to the applied state of one group, for the node's request paths and for
+/// rebuilding derived indexes. Cheap to clone; clones see the same live state.
+///
+/// Reads see every entry whose `propose` has returned (apply commits before it answers), but they
+/// do not confirm leadership: call `StoreHandle::ensure_linearizable` first for a linearizable read.
+#[derive(Clone)]
+pub struct StateReader {
+    shared: Arc<SharedState>,
+}
+
+impl StateReader {
+    pub(crate) fn new(shared: Arc<SharedState>) -> Self {
+        StateReader { shared }
+    }
+
+    pub(crate) fn count_size_of(&self, db: Db) {
+        self.shared.count_size_of(db);
+    }
+
+    pub fn memory(&self, id: MemoryId) -> Result<Option<Memory>, StoreError> {
+        get(&self.shared.tree(), "memory", &keys::memory(id))
+    }
+
+    /// Every recorded change of a memory, oldest version first. Empty for unknown or hard-deleted
+    /// memories.
+    pub fn history(&self, id: MemoryId) -> Result<Vec<HistoryEntry>, StoreError> {
+        let tree = self.shared.tree();
+        tree.scan_prefix(keys::history_prefix(id))
+            .values()
+            .map(|v| {
+                let bytes = v.map_err(|e| StoreError::storage("reading history", e))?;
+                decode("history entry", &bytes)
+            })
+            .collect()
+    }
+
+    pub fn bank(&self, name: &BankName) -> Result<Option<BankConfig>, StoreError> {
+        get(&self.shared.tree(), "bank", &keys::bank(name))
+    }
+
+    /// Every bank, ordered by name.
+    pub fn banks(&self) -> Result<Vec<BankConfig>, StoreError> {
+        let tree = self.shared.tree();
+        tree.scan_prefix(keys::BANK_PREFIX)
+            .values()
+            .map(|v| {
+                let bytes = v.map_err(|e| StoreError::storage("listing banks", e))?;
+                decode("bank", &bytes)
+            })
+            .collect()
+    }
+
+    /// Ids of every memory in a bank (any status), in id order, which is creation-time order.
+    pub fn bank_memory_ids(&self, bank: &BankName) -> Result<Vec<MemoryId>, StoreError> {
+        self.bank_memory_ids_after(bank, None, usize::MAX)
+    }
+
+    /// Every memory in a bank (any status), in id order. Loads the whole bank; use
+    /// [`StateReader::bank_memories_after`] to page through a large one.
+    pub fn bank_memories(&self, bank: &BankName) -> Result<Vec<Memory>, StoreError> {
+        self.bank_memories_after(bank, None, usize::MAX)
+    }
+
+    /// Up to `limit` memories of a bank with ids greater than `after`, in id order.
+    pub fn bank_memories_after(
+        &self,
+        bank: &BankName,
+        after: Option<MemoryId>,
+        limit: usize,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let tree = self.shared.tree();
+        let ids = ids_after(&tree, bank, after, limit)?;
+        let mut memories = Vec::with_capacity(ids.len());
+        for id in ids {
+            // The index and the record are written in one batch, so a miss means corruption.
+            let memory = get(&tree, "memory", &keys::memory(id))?.ok_or_else(|| {
+                StoreError::Internal(format!("bank {bank} indexes memory {id}, which is missing"))
+            })?;
+            memories.push(memory);
+        }
+        Ok(memories)
+    }
+
+    fn bank_memory_ids_after(
+        &self,
+        bank: &BankName,
+        after: Option<MemoryId>,
+        limit: usize,
+    ) -> Result<Vec<MemoryId>, StoreError> {
+        ids_after(&self.shared.tree(), bank, after, limit)
+    }
+
+    /// Memories in a bank (any status), from a maintained counter.
+    pub fn bank_memory_count(&self, bank: &BankName) -> Result<u64, StoreError> {
+        Ok(get(
+            &self.shared.tree(),
+            "bank memory count",
+            &keys::bank_count(bank),
+        )?
+        .unwrap_or(0))
+    }
+
+    /// The index of the last applied log entry; 0 before anything was applied (the first entry,
+    /// the cluster's initial membership, is index 0 too).
+    pub fn last_applied_index(&self) -> u64 {
+        self.shared
+            .applied
+            .load(Ordering::Acquire)
+            .saturating_sub(1)
+    }
+
+    /// Bytes the store's sled databases occupy on disk (state, and the log when opened through
+    /// `open`). Unreadable sizes count as zero.
+    pub fn size_on_disk(&self) -> u64 {
+        let dbs = self.shared.dbs.read().unwrap_or_else(|p| p.into_inner());
+        dbs.iter()
+            .map(|db| {
+                db.size_on_disk().unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "could not read the store's size on disk");
+                    0
+                })
+            })
+            .sum()
+    }
+}
+
+fn get<T: DeserializeOwned>(tree: &Tree, what: &str, key: &[u8]) -> Result<Option<T>, StoreError> {
+    match tree
+        .get(key)
+        .map_err(|e| StoreError::storage(format!("reading {what}"), e))?
+    {
+        Some(bytes) => decode(what, &bytes).map(Some),
+        None => Ok(None),
+    }
+}
+
+fn ids_after(
+    tree: &Tree,
+    bank: &BankName,
+    after: Option<MemoryId>,
+    limit: usize,
+) -> Result<Vec<MemoryId>, StoreError> {
+    let prefix = keys::bank_index_prefix(bank);
+    let start = match after {
+        // Strictly after: the key of `after` with one more byte sorts right behind it.
+        Some(id) => {
+            let mut key = keys::bank_index(bank, id);
+            key.push(0);
+            key
+        }
+        None => prefix.clone(),
+    };
+    tree.range(start..)
+        .keys()
+        .take_while(|k| k.as_ref().map_or(true, |k| k.starts_with(&prefix)))
+        .take(limit)
+        .map(|k| {
+            let key = k.map_err(|e| StoreError::storage("reading a bank index", e))?;
+            keys::bank_index_id(&key)
+                .ok_or_else(|| StoreError::Internal("malformed bank index key".into()))
+        })
+        .collect()
+}

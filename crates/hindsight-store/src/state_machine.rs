@@ -1,0 +1,388 @@
+use std::io::Cursor;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use hindsight_core::apply::apply;
+use openraft::storage::RaftStateMachine;
+use openraft::{
+    BasicNode, EntryPayload, ErrorSubject, ErrorVerb, LogId, OptionalSend, Snapshot, StorageError,
+    StoredMembership,
+};
+use serde::de::DeserializeOwned;
+use sled::{Batch, Db, Tree};
+
+use crate::codec::{decode, encode};
+use crate::error::StoreError;
+use crate::keys;
+use crate::listener::ApplyListener;
+use crate::overlay::Overlay;
+use crate::reader::{SharedState, StateReader};
+use crate::response::CommandResponse;
+use crate::snapshot_builder::StateSnapshotBuilder;
+use crate::snapshot_format;
+use crate::snapshot_store::{Meta, SnapshotStore};
+use crate::type_config::TypeConfig;
+
+type Entry = openraft::Entry<TypeConfig>;
+
+/// The Raft state machine of one group: core commands applied to a sled tree.
+///
+/// Each log entry is applied through `hindsight_core::apply::apply` against an [`Overlay`] and
+/// committed, together with the new last-applied id (and membership), as one sled batch: after a
+/// crash an entry is either wholly applied or not at all, and openraft re-applies the rest from the
+/// log. Applies are not flushed one by one; the log is the durable record until a snapshot, and
+/// building a snapshot flushes first so the log can be purged behind it.
+///
+/// A snapshot install loads a new generation of the state tree beside the live one, flushes, then
+/// flips the generation pointer (one key, flushed) and drops the old tree. A crash before the flip
+/// leaves the old state; after it, the new one; a half-loaded generation is dropped on open.
+pub struct StateMachineStore {
+    group: u64,
+    db: Db,
+    shared: Arc<SharedState>,
+    generation: u64,
+    last_applied: Option<LogId<u64>>,
+    membership: StoredMembership<u64, BasicNode>,
+    snapshots: SnapshotStore,
+    listener: Arc<dyn ApplyListener>,
+}
+
+impl StateMachineStore {
+    /// Opens (or creates) the state database at `path` and the state of `group` inside it.
+    /// `listener` hears about every entry applied from here on, including re-applies at start-up.
+    pub fn open(
+        path: &Path,
+        group: u64,
+        cache_capacity_bytes: u64,
+        listener: Arc<dyn ApplyListener>,
+    ) -> Result<Self, StoreError> {
+        let db = sled::Config::new()
+            .path(path)
+            .cache_capacity(cache_capacity_bytes)
+            .open()
+            .map_err(|e| StoreError::storage(format!("opening {}", path.display()), e))?;
+        Self::with_db(db, group, listener)
+    }
+
+    /// Uses an already open database, so several groups can share one.
+    pub fn with_db(
+        db: Db,
+        group: u64,
+        listener: Arc<dyn ApplyListener>,
+    ) -> Result<Self, StoreError> {
+        let generation: u64 =
+            read(&db, "state generation", &keys::active_generation(group))?.unwrap_or(0);
+        for name in db.tree_names() {
+            match keys::state_tree_generation(group, &name) {
+                Some(g) if g != generation => {
+                    tracing::info!(group, generation = g, "dropping a stale state generation");
+                    db.drop_tree(&name)
+                        .map_err(|e| StoreError::storage("dropping a stale state tree", e))?;
+                }
+                _ => {}
+            }
+        }
+        let tree = db
+            .open_tree(keys::state_tree(group, generation))
+            .map_err(|e| StoreError::storage("opening the state tree", e))?;
+        let last_applied: Option<LogId<u64>> = read(&tree, "last applied", keys::LAST_APPLIED)?;
+        let membership = read(&tree, "membership", keys::MEMBERSHIP)?.unwrap_or_default();
+        let snapshots = SnapshotStore::open(&db, group)?;
+        let shared = SharedState::new(tree, last_applied.map(|l| l.index), db.clone());
+        Ok(StateMachineStore {
+            group,
+            db,
+            shared,
+            generation,
+            last_applied,
+            membership,
+            snapshots,
+            listener,
+        })
+    }
+
+    pub fn reader(&self) -> StateReader {
+        StateReader::new(self.shared.clone())
+    }
+
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
+    }
+
+    fn apply_entry(&mut self, tree: &Tree, entry: Entry) -> Result<CommandResponse, StoreError> {
+        let log_id = entry.log_id;
+        let mut effects = Vec::new();
+        let mut overlay = Overlay::new(tree);
+        let mut membership = None;
+        let outcome = match &entry.payload {
+            EntryPayload::Blank => None,
+            EntryPayload::Normal(command) => {
+                Some(apply(&mut overlay, command, log_id.index, &mut effects))
+            }
+            EntryPayload::Membership(m) => {
+                membership = Some(StoredMembership::new(Some(log_id), m.clone()));
+                None
+            }
+        };
+        let mut batch = overlay.into_batch()?;
+        batch.insert(keys::LAST_APPLIED, encode("last applied", &log_id)?);
+        if let Some(m) = &membership {
+            batch.insert(keys::MEMBERSHIP, encode("membership", m)?);
+        }
+        tree.apply_batch(batch)
+            .map_err(|e| StoreError::storage(format!("applying entry {log_id}"), e))?;
+
+        self.last_applied = Some(log_id);
+        if let Some(m) = membership {
+            self.membership = m;
+        }
+        self.shared.set_applied(Some(log_id.index));
+        // A listener bug must not stop the store of record; derived state can be rebuilt.
+        if catch_unwind(AssertUnwindSafe(|| {
+            self.listener.on_apply(log_id.index, &effects)
+        }))
+        .is_err()
+        {
+            tracing::error!(index = log_id.index, "apply listener panicked");
+        }
+        Ok(CommandResponse { outcome })
+    }
+
+    async fn capture(&self) -> Result<(Meta, Vec<u8>), StoreError> {
+        // Durable before the snapshot exists: openraft purges the log behind a snapshot, and
+        // re-applying after a crash needs either the state on disk or the log.
+        self.db
+            .flush_async()
+            .await
+            .map_err(|e| StoreError::storage("flushing state before a snapshot", e))?;
+        let tree = self.shared.tree().clone();
+        let data = snapshot_format::encode(
+            self.group,
+            tree.iter()
+                .map(|r| r.map_err(|e| StoreError::storage("reading state for a snapshot", e))),
+        )?;
+        let millis = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let at = self.last_applied.map_or_else(
+            || "none".to_string(),
+            |l| format!("{}-{}", l.leader_id.term, l.index),
+        );
+        let meta = Meta {
+            last_log_id: self.last_applied,
+            last_membership: self.membership.clone(),
+            snapshot_id: format!("g{}-{at}-{millis}", self.group),
+        };
+        Ok((meta, data))
+    }
+
+    async fn install(&mut self, meta: &Meta, data: Vec<u8>) -> Result<(), StoreError> {
+        let pairs = snapshot_format::decode(self.group, &data)?;
+        let next = self.generation + 1;
+        let name = keys::state_tree(self.group, next);
+        let storage = |what: &'static str| move |e| StoreError::storage(what, e);
+        self.db
+            .drop_tree(&name)
+            .map_err(storage("clearing the next state generation"))?;
+        let tree = self
+            .db
+            .open_tree(&name)
+            .map_err(storage("creating the next state generation"))?;
+        let mut batch = Batch::default();
+        for (key, value) in pairs {
+            batch.insert(key, value);
+        }
+        // The snapshot's meta is authoritative over whatever the data says.
+        match meta.last_log_id {
+            Some(id) => batch.insert(keys::LAST_APPLIED, encode("last applied", &id)?),
+            None => batch.remove(keys::LAST_APPLIED),
+        }
+        batch.insert(
+            keys::MEMBERSHIP,
+            encode("membership", &meta.last_membership)?,
+        );
+        tree.apply_batch(batch)
+            .map_err(storage("loading the snapshot"))?;
+        self.db
+            .flush_async()
+            .await
+            .map_err(storage("flushing the loaded snapshot"))?;
+
+        self.db
+            .insert(
+                keys::active_generation(self.group),
+                encode("state generation", &next)?,
+            )
+            .map_err(storage("switching the state generation"))?;
+        self.db
+            .flush_async()
+            .await
+            .map_err(storage("flushing the state generation switch"))?;
+
+        let previous = std::mem::replace(&mut *self.shared.tree_mut(), tree);
+        drop(previous);
+        let old_name = keys::state_tree(self.group, self.generation);
+        if let Err(e) = self.db.drop_tree(&old_name) {
+            // Harmless: open drops every generation but the live one.
+            tracing::warn!(error = %e, "could not drop the replaced state generation");
+        }
+        self.generation = next;
+        self.last_applied = meta.last_log_id;
+        self.membership = meta.last_membership.clone();
+        self.shared.set_applied(meta.last_log_id.map(|l| l.index));
+
+        self.snapshots.save(meta, &data).await?;
+        tracing::info!(snapshot = %meta, "installed snapshot");
+        if catch_unwind(AssertUnwindSafe(|| self.listener.on_snapshot_installed())).is_err() {
+            tracing::error!("apply listener panicked on snapshot install");
+        }
+        Ok(())
+    }
+}
+
+fn read<T: DeserializeOwned>(tree: &Tree, what: &str, key: &[u8]) -> Result<Option<T>, StoreError> {
+    match tree
+        .get(key)
+        .map_err(|e| StoreError::storage(format!("reading {what}"), e))?
+    {
+        Some(bytes) => decode(what, &bytes).map(Some),
+        None => Ok(None),
+    }
+}
+
+fn sm_err(verb: ErrorVerb) -> impl FnOnce(StoreError) -> StorageError<u64> {
+    move |e| e.into_raft(ErrorSubject::StateMachine, verb)
+}
+
+impl RaftStateMachine<TypeConfig> for StateMachineStore {
+    type SnapshotBuilder = StateSnapshotBuilder;
+
+    async fn applied_state(
+        &mut self,
+    ) -> Result<(Option<LogId<u64>>, StoredMembership<u64, BasicNode>), StorageError<u64>> {
+        Ok((self.last_applied, self.membership.clone()))
+    }
+
+    async fn apply<I>(&mut self, entries: I) -> Result<Vec<CommandResponse>, StorageError<u64>>
+    where
+        I: IntoIterator<Item = Entry> + OptionalSend,
+        I::IntoIter: OptionalSend,
+    {
+        let tree = self.shared.tree().clone();
+        let mut responses = Vec::new();
+        for entry in entries {
+            let log_id = entry.log_id;
+            let response = self
+                .apply_entry(&tree, entry)
+                .map_err(|e| e.into_raft(ErrorSubject::Apply(log_id), ErrorVerb::Write))?;
+            responses.push(response);
+        }
+        Ok(responses)
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        let captured = self.capture().await;
+        StateSnapshotBuilder::new(captured, self.snapshots.clone())
+    }
+
+    async fn begin_receiving_snapshot(
+        &mut self,
+    ) -> Result<Box<Cursor<Vec<u8>>>, StorageError<u64>> {
+        Ok(Box::new(Cursor::new(Vec::new())))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &Meta,
+        snapshot: Box<Cursor<Vec<u8>>>,
+    ) -> Result<(), StorageError<u64>> {
+        self.install(meta, snapshot.into_inner())
+            .await
+            .map_err(|e| {
+                e.into_raft(
+                    ErrorSubject::Snapshot(Some(meta.signature())),
+                    ErrorVerb::Write,
+                )
+            })
+    }
+
+    async fn get_current_snapshot(
+        &mut self,
+    ) -> Result<Option<Snapshot<TypeConfig>>, StorageError<u64>> {
+        let current = self.snapshots.load().map_err(sm_err(ErrorVerb::Read))?;
+        Ok(current.map(|(meta, data)| Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(data)),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hindsight_core::{BankConfig, Command, Timestamp};
+    use openraft::CommittedLeaderId;
+
+    use super::*;
+    use crate::listener::NoopListener;
+
+    fn create_bank(index: u64, name: &str) -> Entry {
+        Entry {
+            log_id: LogId::new(CommittedLeaderId::new(1, 1), index),
+            payload: EntryPayload::Normal(Command::CreateBank {
+                config: BankConfig::new(name.parse().unwrap(), Timestamp(1)),
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_half_loaded_generation_is_dropped_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state");
+        let mut sm = StateMachineStore::open(&path, 0, 1 << 20, Arc::new(NoopListener)).unwrap();
+        sm.apply([create_bank(1, "kept")]).await.unwrap();
+        drop(sm);
+
+        // What a crash between loading a snapshot and switching to it leaves behind.
+        let db = sled::open(&path).unwrap();
+        let stale = db.open_tree(keys::state_tree(0, 1)).unwrap();
+        stale
+            .insert(keys::bank(&"stale".parse().unwrap()), &b"x"[..])
+            .unwrap();
+        db.flush().unwrap();
+        drop((stale, db));
+
+        let sm = StateMachineStore::open(&path, 0, 1 << 20, Arc::new(NoopListener)).unwrap();
+        let reader = sm.reader();
+        let names: Vec<String> = reader
+            .banks()
+            .unwrap()
+            .into_iter()
+            .map(|b| b.name.to_string())
+            .collect();
+        assert_eq!(names, vec!["kept".to_string()]);
+        assert_eq!(reader.last_applied_index(), 1);
+        let stale_name = keys::state_tree(0, 1);
+        assert!(!sm
+            .db()
+            .tree_names()
+            .iter()
+            .any(|n| n == stale_name.as_bytes()));
+    }
+
+    #[tokio::test]
+    async fn groups_sharing_a_database_do_not_see_each_other() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let mut zero = StateMachineStore::with_db(db.clone(), 0, Arc::new(NoopListener)).unwrap();
+        let mut one = StateMachineStore::with_db(db, 1, Arc::new(NoopListener)).unwrap();
+        zero.apply([create_bank(1, "zero")]).await.unwrap();
+        one.apply([create_bank(1, "one"), create_bank(2, "two")])
+            .await
+            .unwrap();
+        assert_eq!(zero.reader().banks().unwrap().len(), 1);
+        assert_eq!(one.reader().banks().unwrap().len(), 2);
+        assert_eq!(zero.reader().last_applied_index(), 1);
+        assert_eq!(one.reader().last_applied_index(), 2);
+    }
+}

@@ -1,0 +1,153 @@
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hindsight_core::apply::Effect;
+use hindsight_core::command::WriteResult;
+use hindsight_core::memory::{AccessStats, StatusChange};
+use hindsight_core::{
+    BankConfig, Command, CommandOutcome, Kind, Memory, MemoryId, Provenance, SourceKind, Status,
+    Support, Timestamp, WriteItem,
+};
+use hindsight_store::{ApplyListener, StoreConfig, StoreHandle};
+
+pub const BANK: &str = "acme/agent-7";
+
+/// Short Raft timers so elections and waits resolve quickly.
+pub fn config() -> StoreConfig {
+    StoreConfig {
+        cache_capacity_bytes: 8 * 1024 * 1024,
+        heartbeat_interval: Duration::from_millis(50),
+        election_timeout_min: Duration::from_millis(150),
+        election_timeout_max: Duration::from_millis(300),
+        ..StoreConfig::default()
+    }
+}
+
+pub async fn open(dir: &Path, listener: Arc<dyn ApplyListener>) -> StoreHandle {
+    open_with(dir, config(), listener).await
+}
+
+pub async fn open_with(
+    dir: &Path,
+    config: StoreConfig,
+    listener: Arc<dyn ApplyListener>,
+) -> StoreHandle {
+    hindsight_store::open(dir, config, listener)
+        .await
+        .expect("store opens")
+}
+
+pub fn memory(id: u128, bank: &str, content: &str) -> Memory {
+    let t = Timestamp(1_000_000 + id as i64);
+    Memory {
+        id: MemoryId(id),
+        bank: bank.parse().unwrap(),
+        kind: Kind::Semantic,
+        subtype: None,
+        content: content.to_string(),
+        entities: vec![],
+        slot: None,
+        provenance: Provenance::from_source(SourceKind::User),
+        occurred_at: t,
+        recorded_at: t,
+        valid_from: t,
+        valid_to: None,
+        expires_at: None,
+        confidence: 0.9,
+        importance: 0.5,
+        critical: false,
+        status: Status::Active,
+        status_log: vec![StatusChange {
+            effective_at: t,
+            status: Status::Active,
+        }],
+        support: Support {
+            count: 1,
+            ..Support::default()
+        },
+        access: AccessStats::default(),
+        tags: vec![],
+        metadata: BTreeMap::new(),
+        signature: None,
+        version: 1,
+        updated_at: t,
+    }
+}
+
+pub fn create_bank(name: &str) -> Command {
+    Command::CreateBank {
+        config: BankConfig::new(name.parse().unwrap(), Timestamp(1)),
+    }
+}
+
+pub fn write(id: u128, bank: &str) -> Command {
+    Command::Write {
+        items: vec![WriteItem::Create {
+            memory: Box::new(memory(id, bank, &format!("memory number {id}"))),
+        }],
+    }
+}
+
+pub fn forget(id: u128, hard: bool) -> Command {
+    Command::Forget {
+        id: MemoryId(id),
+        hard,
+        at: Timestamp(9_000_000),
+        reason: "test".into(),
+    }
+}
+
+pub fn created(id: u128) -> CommandOutcome {
+    CommandOutcome::Written(vec![WriteResult::Created { id: MemoryId(id) }])
+}
+
+pub fn rejected_write(outcome: &CommandOutcome, id: u128) -> bool {
+    matches!(
+        outcome,
+        CommandOutcome::Written(results)
+            if matches!(results.as_slice(), [WriteResult::Rejected { id: r, .. }] if *r == MemoryId(id))
+    )
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Heard {
+    Applied(u64, Vec<Effect>),
+    SnapshotInstalled,
+}
+
+/// Records every call, in order.
+#[derive(Default)]
+pub struct Recorder {
+    heard: Mutex<Vec<Heard>>,
+}
+
+impl Recorder {
+    pub fn heard(&self) -> Vec<Heard> {
+        self.heard.lock().unwrap().clone()
+    }
+
+    pub fn applied(&self) -> Vec<(u64, Vec<Effect>)> {
+        self.heard()
+            .into_iter()
+            .filter_map(|h| match h {
+                Heard::Applied(index, effects) => Some((index, effects)),
+                Heard::SnapshotInstalled => None,
+            })
+            .collect()
+    }
+}
+
+impl ApplyListener for Recorder {
+    fn on_apply(&self, log_index: u64, effects: &[Effect]) {
+        self.heard
+            .lock()
+            .unwrap()
+            .push(Heard::Applied(log_index, effects.to_vec()));
+    }
+
+    fn on_snapshot_installed(&self) {
+        self.heard.lock().unwrap().push(Heard::SnapshotInstalled);
+    }
+}
