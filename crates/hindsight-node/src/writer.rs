@@ -288,8 +288,9 @@ fn is_restatement(existing: &Memory, new: &Memory) -> bool {
     if existing.kind != new.kind {
         return false;
     }
-    if hindsight_text::has_negation(&existing.content) != hindsight_text::has_negation(&new.content)
-        || hindsight_text::has_change_cue(&new.content)
+    if hindsight_text::has_negation(&existing.content).is_some()
+        != hindsight_text::has_negation(&new.content).is_some()
+        || hindsight_text::has_change_cue(&new.content).is_some()
     {
         return false;
     }
