@@ -17,8 +17,12 @@ use crate::metrics::StoreMetrics;
 use crate::network::NoPeersNetwork;
 use crate::proposer::{BatchLimits, ProposeOutcome, Proposer};
 use crate::reader::StateReader;
+use crate::release::ReleaseWatch;
 use crate::state_machine::StateMachineStore;
 use crate::type_config::TypeConfig;
+
+/// How long `shutdown` waits for openraft's tasks to drop the stores.
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Opens the store under `dir` (`raft-log/` and `state/` inside it) and starts its Raft node.
 /// See [`StoreHandle::open`].
@@ -38,6 +42,7 @@ pub struct StoreHandle {
     proposer: Proposer,
     log_db: Db,
     state_db: Db,
+    release: ReleaseWatch,
 }
 
 impl StoreHandle {
@@ -59,17 +64,20 @@ impl StoreHandle {
         let raft_config = config.raft_config()?;
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::storage(format!("creating {}", dir.display()), e))?;
-        let log = LogStore::open(
+        let mut log = LogStore::open(
             &dir.join("raft-log"),
             config.group_id,
             config.cache_capacity_bytes,
         )?;
-        let state = StateMachineStore::open(
+        let mut state = StateMachineStore::open(
             &dir.join("state"),
             config.group_id,
             config.cache_capacity_bytes,
             listener,
         )?;
+        let release = ReleaseWatch::new();
+        log.hold(release.token());
+        state.hold(release.token());
         let reader = state.reader();
         reader.count_size_of(log.db().clone());
         let (log_db, state_db) = (log.db().clone(), state.db().clone());
@@ -89,6 +97,7 @@ impl StoreHandle {
             proposer,
             log_db,
             state_db,
+            release,
         };
         if let Err(e) = handle.start().await {
             if let Err(stop) = handle.shutdown().await {
@@ -234,13 +243,22 @@ impl StoreHandle {
         }
     }
 
-    /// Stops proposing (queued commands get `ShuttingDown`), stops Raft and flushes both databases.
-    /// Idempotent.
+    /// Stops proposing (queued commands get `ShuttingDown`), stops Raft, waits until Raft has let go
+    /// of the databases and flushes them. Idempotent. Dropping the handle afterwards closes the
+    /// databases.
     pub async fn shutdown(&self) -> Result<(), StoreError> {
         self.proposer.stop().await;
         self.raft.shutdown().await.map_err(|e| {
             StoreError::Internal(format!("the raft core did not stop cleanly: {e}"))
         })?;
+        if tokio::time::timeout(RELEASE_TIMEOUT, self.release.released())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "raft still holds the stores after shutdown; the directory stays locked"
+            );
+        }
         for (db, what) in [(&self.log_db, "the log"), (&self.state_db, "the state")] {
             db.flush_async()
                 .await

@@ -16,6 +16,7 @@ pub mod network;
 mod overlay;
 mod proposer;
 mod reader;
+mod release;
 mod response;
 mod snapshot_builder;
 mod snapshot_format;

@@ -12,6 +12,7 @@ use sled::{Batch, Db, Tree};
 use crate::codec::{decode, encode};
 use crate::error::StoreError;
 use crate::keys;
+use crate::release::ReleaseToken;
 use crate::type_config::TypeConfig;
 
 type Entry = openraft::Entry<TypeConfig>;
@@ -26,6 +27,7 @@ type Entry = openraft::Entry<TypeConfig>;
 pub struct LogStore {
     db: Db,
     tree: Tree,
+    release: Option<ReleaseToken>,
 }
 
 impl LogStore {
@@ -44,11 +46,19 @@ impl LogStore {
         let tree = db
             .open_tree(keys::log_tree(group))
             .map_err(|e| StoreError::storage("opening the log tree", e))?;
-        Ok(LogStore { db, tree })
+        Ok(LogStore {
+            db,
+            tree,
+            release: None,
+        })
     }
 
     pub(crate) fn db(&self) -> &Db {
         &self.db
+    }
+
+    pub(crate) fn hold(&mut self, token: ReleaseToken) {
+        self.release = Some(token);
     }
 
     fn read_meta<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, StoreError> {

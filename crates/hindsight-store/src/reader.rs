@@ -101,7 +101,7 @@ impl StateReader {
 
     /// Ids of every memory in a bank (any status), in id order, which is creation-time order.
     pub fn bank_memory_ids(&self, bank: &BankName) -> Result<Vec<MemoryId>, StoreError> {
-        self.bank_memory_ids_after(bank, None, usize::MAX)
+        ids_after(&self.shared.tree(), bank, None, usize::MAX)
     }
 
     /// Every memory in a bank (any status), in id order. Loads the whole bank; use
@@ -128,15 +128,6 @@ impl StateReader {
             memories.push(memory);
         }
         Ok(memories)
-    }
-
-    fn bank_memory_ids_after(
-        &self,
-        bank: &BankName,
-        after: Option<MemoryId>,
-        limit: usize,
-    ) -> Result<Vec<MemoryId>, StoreError> {
-        ids_after(&self.shared.tree(), bank, after, limit)
     }
 
     /// Memories in a bank (any status), from a maintained counter.
@@ -209,4 +200,48 @@ fn ids_after(
                 .ok_or_else(|| StoreError::Internal("malformed bank index key".into()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use hindsight_core::apply::StateMut;
+
+    use super::*;
+    use crate::overlay::Overlay;
+    use crate::test_support::memory;
+
+    fn assert_shareable<T: Clone + Send + Sync + 'static>() {}
+
+    #[test]
+    fn is_cheap_to_share_across_tasks() {
+        assert_shareable::<StateReader>();
+    }
+
+    #[test]
+    fn pages_through_a_bank_in_id_order() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let tree = db.open_tree("state").unwrap();
+        let mut overlay = Overlay::new(&tree);
+        for id in [5u128, 1, 3, 4, 2] {
+            overlay.put_memory(&memory(id, "acme", "x"));
+        }
+        overlay.put_memory(&memory(9, "acme.other", "x"));
+        tree.apply_batch(overlay.into_batch().unwrap()).unwrap();
+        let reader = StateReader::new(SharedState::new(tree, Some(1), db));
+        let bank: BankName = "acme".parse().unwrap();
+        let ids = |after, limit| -> Vec<u128> {
+            reader
+                .bank_memories_after(&bank, after, limit)
+                .unwrap()
+                .iter()
+                .map(|m| m.id.0)
+                .collect()
+        };
+        assert_eq!(ids(None, 2), vec![1, 2]);
+        assert_eq!(ids(Some(MemoryId(2)), 2), vec![3, 4]);
+        assert_eq!(ids(Some(MemoryId(4)), 10), vec![5]);
+        assert!(ids(Some(MemoryId(5)), 10).is_empty());
+        assert_eq!(reader.bank_memory_count(&bank).unwrap(), 5);
+        assert_eq!(reader.last_applied_index(), 1);
+    }
 }

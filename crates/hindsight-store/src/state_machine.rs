@@ -19,6 +19,7 @@ use crate::keys;
 use crate::listener::ApplyListener;
 use crate::overlay::Overlay;
 use crate::reader::{SharedState, StateReader};
+use crate::release::ReleaseToken;
 use crate::response::CommandResponse;
 use crate::snapshot_builder::StateSnapshotBuilder;
 use crate::snapshot_format;
@@ -47,6 +48,7 @@ pub struct StateMachineStore {
     membership: StoredMembership<u64, BasicNode>,
     snapshots: SnapshotStore,
     listener: Arc<dyn ApplyListener>,
+    release: Option<ReleaseToken>,
 }
 
 impl StateMachineStore {
@@ -100,6 +102,7 @@ impl StateMachineStore {
             membership,
             snapshots,
             listener,
+            release: None,
         })
     }
 
@@ -109,6 +112,10 @@ impl StateMachineStore {
 
     pub(crate) fn db(&self) -> &Db {
         &self.db
+    }
+
+    pub(crate) fn hold(&mut self, token: ReleaseToken) {
+        self.release = Some(token);
     }
 
     fn apply_entry(&mut self, tree: &Tree, entry: Entry) -> Result<CommandResponse, StoreError> {

@@ -126,3 +126,24 @@ async fn a_lost_state_database_is_rebuilt_from_the_log_and_reported() {
     assert_eq!(upserted, 10);
     store.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_of_another_node_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = support::open(dir.path(), Arc::new(NoopListener)).await;
+    store.shutdown().await.unwrap();
+    drop(store);
+
+    let config = hindsight_store::StoreConfig {
+        node_id: 2,
+        ..support::config()
+    };
+    let err = hindsight_store::open(dir.path(), config, Arc::new(NoopListener))
+        .await
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(err, hindsight_store::StoreError::Config(ref m) if m.contains("node 1")),
+        "{err}"
+    );
+}
