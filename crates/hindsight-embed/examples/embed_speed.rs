@@ -10,7 +10,9 @@ use std::time::Instant;
 use hindsight_embed::{ensure_use_m3, Embedder, UseM3Embedder};
 
 fn sentences(n: usize) -> Vec<String> {
-    let people = ["Alice", "Bob", "Carol", "张伟", "李娜", "Priya", "王芳", "Tom"];
+    let people = [
+        "Alice", "Bob", "Carol", "张伟", "李娜", "Priya", "王芳", "Tom",
+    ];
     let english = [
         "{p} moved to a new flat near the river last month.",
         "{p} prefers green tea over coffee in the morning.",
@@ -67,6 +69,11 @@ fn main() {
             PathBuf::from(std::env::var_os("HOME").expect("HOME is not set"))
                 .join(".cache/hindsight/models")
         });
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
     let dir = ensure_use_m3(&cache).expect("model files");
     let started = Instant::now();
     let model = UseM3Embedder::load(&dir).expect("load model");
@@ -80,6 +87,12 @@ fn main() {
         refs.len(),
         tokens as f64 / refs.len() as f64
     );
+
+    measure("tokenize only:", refs.len(), || {
+        for t in &refs {
+            std::hint::black_box(model.tokenizer().encode(t));
+        }
+    });
 
     // Warm up caches and page in the weights.
     model.embed(&refs[..50]).unwrap();

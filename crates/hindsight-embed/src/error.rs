@@ -42,7 +42,11 @@ pub enum EmbedError {
 }
 
 impl EmbedError {
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+        source: std::io::Error,
+    ) -> Self {
         EmbedError::Io {
             action,
             path: path.into(),

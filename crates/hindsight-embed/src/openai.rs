@@ -75,7 +75,9 @@ impl OpenAiEmbedder {
     /// reported at start-up rather than on the first request.
     pub fn new(config: OpenAiConfig) -> Result<Self, EmbedError> {
         if config.model.trim().is_empty() {
-            return Err(EmbedError::Config("OpenAI embedder needs a model name".into()));
+            return Err(EmbedError::Config(
+                "OpenAI embedder needs a model name".into(),
+            ));
         }
         if config.batch_size == 0 {
             return Err(EmbedError::Config("batch_size must be at least 1".into()));
@@ -256,8 +258,14 @@ mod tests {
 
     #[test]
     fn builds_endpoint_from_base_url() {
-        assert_eq!(endpoint("https://api.openai.com/v1"), "https://api.openai.com/v1/embeddings");
-        assert_eq!(endpoint("http://127.0.0.1:8080/"), "http://127.0.0.1:8080/v1/embeddings");
+        assert_eq!(
+            endpoint("https://api.openai.com/v1"),
+            "https://api.openai.com/v1/embeddings"
+        );
+        assert_eq!(
+            endpoint("http://127.0.0.1:8080/"),
+            "http://127.0.0.1:8080/v1/embeddings"
+        );
         assert_eq!(endpoint("http://h/x/embeddings"), "http://h/x/embeddings");
     }
 
@@ -267,7 +275,10 @@ mod tests {
             error_message(r#"{"error":{"message":"bad key","type":"auth"}}"#),
             "bad key"
         );
-        assert_eq!(error_message(r#"{"error":"model not loaded"}"#), "model not loaded");
+        assert_eq!(
+            error_message(r#"{"error":"model not loaded"}"#),
+            "model not loaded"
+        );
         assert_eq!(error_message(r#"{"detail":"nope"}"#), "nope");
         assert_eq!(error_message("plain text\n"), "plain text");
         assert_eq!(error_message(""), "(empty response body)");
@@ -282,6 +293,8 @@ mod tests {
         })
         .err()
         .unwrap();
-        assert!(err.to_string().contains("HINDSIGHT_TEST_SURELY_UNSET_KEY_VAR"));
+        assert!(err
+            .to_string()
+            .contains("HINDSIGHT_TEST_SURELY_UNSET_KEY_VAR"));
     }
 }

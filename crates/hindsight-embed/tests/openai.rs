@@ -103,7 +103,11 @@ fn embeds_in_order_normalises_and_batches() {
     let vectors = embedder.embed(&["first", "second", "third"]).unwrap();
     assert_eq!(
         vectors,
-        vec![vec![0.6, 0.0, 0.8], vec![0.0, 1.0, 0.0], vec![0.0, 0.0, -1.0]]
+        vec![
+            vec![0.6, 0.0, 0.8],
+            vec![0.0, 1.0, 0.0],
+            vec![0.0, 0.0, -1.0]
+        ]
     );
     assert_eq!(embedder.dim(), 3);
 
@@ -120,7 +124,8 @@ fn embeds_in_order_normalises_and_batches() {
 
 #[test]
 fn reports_server_error_message() {
-    let body = r#"{"error":{"message":"model 'test-embed' not found","type":"invalid_request_error"}}"#;
+    let body =
+        r#"{"error":{"message":"model 'test-embed' not found","type":"invalid_request_error"}}"#;
     let (url, requests) = serve(vec![(404, body.into()), (500, "upstream exploded".into())]);
     let embedder = OpenAiEmbedder::new(config(url)).unwrap();
 
@@ -145,8 +150,14 @@ fn reports_server_error_message() {
 #[test]
 fn rejects_dimension_changes_and_wrong_counts() {
     let (url, _requests) = serve(vec![
-        (200, r#"{"data":[{"index":0,"embedding":[1.0,0.0]}]}"#.into()),
-        (200, r#"{"data":[{"index":0,"embedding":[1.0,0.0,0.0]}]}"#.into()),
+        (
+            200,
+            r#"{"data":[{"index":0,"embedding":[1.0,0.0]}]}"#.into(),
+        ),
+        (
+            200,
+            r#"{"data":[{"index":0,"embedding":[1.0,0.0,0.0]}]}"#.into(),
+        ),
         (200, r#"{"data":[]}"#.into()),
     ]);
     let embedder = OpenAiEmbedder::new(OpenAiConfig {
@@ -166,7 +177,11 @@ fn rejects_dimension_changes_and_wrong_counts() {
 #[test]
 fn unreachable_server_is_a_transport_error() {
     // Bind then drop, so nothing listens on the port.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let embedder = OpenAiEmbedder::new(config(format!("http://127.0.0.1:{port}/v1"))).unwrap();
     let err = embedder.embed(&["x"]).unwrap_err();
     assert!(matches!(err, EmbedError::Transport { .. }), "{err:?}");

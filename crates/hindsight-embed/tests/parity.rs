@@ -31,7 +31,9 @@ fn python_reference(sentences: &std::path::Path) -> Reference {
         .arg(&out)
         .output()
         .unwrap_or_else(|e| {
-            panic!("cannot run {python} ({e}); the parity test needs Python 3 with:\n  {PIP_COMMAND}")
+            panic!(
+                "cannot run {python} ({e}); the parity test needs Python 3 with:\n  {PIP_COMMAND}"
+            )
         });
     assert!(
         result.status.success(),
@@ -61,7 +63,10 @@ fn matches_python_package() {
     let file = std::fs::read_to_string(&sentences_path).unwrap();
     let texts: Vec<&str> = file.split('\n').filter(|l| !l.is_empty()).collect();
     assert!(texts.len() >= 60, "need at least 60 sentences");
-    assert_eq!(reference.texts, texts, "Python read the sentences differently");
+    assert_eq!(
+        reference.texts, texts,
+        "Python read the sentences differently"
+    );
     assert_eq!(reference.embeddings.len(), texts.len());
 
     // Batched (threaded) and one-by-one runs must agree exactly: rows never
@@ -74,26 +79,40 @@ fn matches_python_package() {
 
     let mut report = Vec::new();
     let mut min = f32::MAX;
+    let mut min_same_tokens = f32::MAX;
     for (i, text) in texts.iter().enumerate() {
         assert_eq!(batched[i].len(), 512);
-        assert_eq!(batched[i], single[i], "batching changed the vector of {text:?}");
+        assert_eq!(
+            batched[i], single[i],
+            "batching changed the vector of {text:?}"
+        );
         let cos = cosine(&batched[i], &reference.embeddings[i]);
         min = min.min(cos);
         let ids = model.token_ids(text);
         let note = if ids == reference.ids[i] {
+            min_same_tokens = min_same_tokens.min(cos);
             String::new()
         } else {
             format!(" (token ids differ: {ids:?} vs {:?})", reference.ids[i])
         };
         if cos < 0.9999 {
+            // Expected only where tokenization differs: the Python port
+            // does not merge runs of unknown characters as SentencePiece does.
             eprintln!("cosine {cos:.6} for {text:?}{note}");
         }
         if cos < MIN_COSINE {
             report.push(format!("cosine {cos:.5} for {text:?}{note}"));
         }
     }
-    eprintln!("parity: {} texts, minimum cosine {min:.6}", texts.len());
-    assert!(report.is_empty(), "below {MIN_COSINE}:\n{}", report.join("\n"));
+    eprintln!(
+        "parity: {} texts, minimum cosine {min:.6} ({min_same_tokens:.6} where the token ids agree)",
+        texts.len()
+    );
+    assert!(
+        report.is_empty(),
+        "below {MIN_COSINE}:\n{}",
+        report.join("\n")
+    );
 }
 
 #[test]
@@ -107,7 +126,10 @@ fn similar_sentences_are_closer_than_unrelated_ones() {
         ])
         .unwrap();
     let (same, other) = (cosine(&v[0], &v[1]), cosine(&v[0], &v[2]));
-    assert!(same > other + 0.2, "translation {same} vs unrelated {other}");
+    assert!(
+        same > other + 0.2,
+        "translation {same} vs unrelated {other}"
+    );
 }
 
 #[test]
@@ -128,4 +150,22 @@ fn python_reference_for(texts: &[&str]) -> Vec<Vec<f32>> {
     let path = dir.path().join("texts.txt");
     std::fs::write(&path, texts.join("\n")).unwrap();
     python_reference(&path).embeddings
+}
+
+#[test]
+fn token_cache_and_threads_do_not_change_vectors() {
+    let dir = common::model_dir();
+    let plain = UseM3Embedder::load(&dir).unwrap().with_token_cache(0);
+    let tuned = UseM3Embedder::load(&dir)
+        .unwrap()
+        .with_token_cache(64)
+        .with_threads(2);
+    let file = std::fs::read_to_string(common::data_file("sentences.txt")).unwrap();
+    let texts: Vec<&str> = file.split('\n').filter(|l| !l.is_empty()).collect();
+    // Twice through a small cache, so entries are both reused and evicted.
+    let first = tuned.embed(&texts).unwrap();
+    let second = tuned.embed(&texts).unwrap();
+    let uncached = plain.embed(&texts).unwrap();
+    assert_eq!(first, uncached);
+    assert_eq!(second, uncached);
 }

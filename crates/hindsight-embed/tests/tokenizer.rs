@@ -60,7 +60,10 @@ fn english_and_chinese_examples() {
     };
     assert_eq!(pieces("Hello world"), ["▁Hello", "▁world"]);
     assert_eq!(tokenizer.encode("Hello world"), [17486, 1017]);
-    assert_eq!(tokenizer.encode("我住在上海。"), expected_ids("我住在上海。"));
+    assert_eq!(
+        tokenizer.encode("我住在上海。"),
+        expected_ids("我住在上海。")
+    );
     assert_eq!(pieces("  Hello   world "), pieces("Hello world"));
     // Full-width forms normalise to ASCII before segmentation.
     assert_eq!(tokenizer.normalize("ＡＢＣ　１２３"), "▁ABC▁123");

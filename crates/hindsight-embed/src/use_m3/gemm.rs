@@ -72,7 +72,10 @@ impl PackedMatrix {
         if m == 0 {
             return;
         }
-        assert!(lda >= self.k && ldo >= self.n, "leading dimension too small");
+        assert!(
+            lda >= self.k && ldo >= self.n,
+            "leading dimension too small"
+        );
         assert!(a.len() >= (m - 1) * lda + self.k, "input too short");
         assert!(out.len() >= (m - 1) * ldo + self.n, "output too short");
         if self.k == 0 {
@@ -84,38 +87,82 @@ impl PackedMatrix {
             return;
         }
         let panel_count = self.n.div_ceil(NR);
+        let full_panels = self.n / NR;
+        let panel_stride = self.k * NR;
         let mut tile = [0.0f32; MR * NR];
         for k0 in (0..self.k).step_by(KC) {
             let kc = KC.min(self.k - k0);
             let acc = accumulate || k0 > 0;
             for m0 in (0..m).step_by(MC) {
                 let mc = MC.min(m - m0);
-                for p in 0..panel_count {
-                    let cols = NR.min(self.n - p * NR);
-                    let panel = &self.panels[(p * self.k + k0) * NR..(p * self.k + k0 + kc) * NR];
-                    for r0 in (m0..m0 + mc).step_by(MR) {
-                        let rows = MR.min(m0 + mc - r0);
+                // Equal-sized row groups: 15 rows run as 5+5+5 rather than
+                // 6+6+3, since a short tile reuses each weight load less.
+                let groups = mc.div_ceil(MR);
+                let per_group = mc.div_ceil(groups);
+                let wide = span_for(per_group);
+                let mut p = 0;
+                while p < panel_count {
+                    let span = if p + wide <= full_panels { wide } else { 1 };
+                    let panels = &self.panels[p * panel_stride + k0 * NR..];
+                    for r0 in (m0..m0 + mc).step_by(per_group) {
+                        let rows = per_group.min(m0 + mc - r0);
                         let a_block = &a[r0 * lda + k0..];
-                        if cols == NR {
+                        if p < full_panels {
                             let c = &mut out[r0 * ldo + p * NR..];
-                            kernels.run(rows, kc, a_block, lda, panel, c, ldo, acc);
+                            kernels.run(
+                                rows,
+                                span,
+                                kc,
+                                a_block,
+                                lda,
+                                panels,
+                                panel_stride,
+                                c,
+                                ldo,
+                                acc,
+                            );
                         } else {
                             // Ragged last panel: compute a full tile, then copy
                             // only the real columns so `out` is never overrun.
+                            let cols = self.n - p * NR;
                             for r in 0..rows {
                                 let src = &out[(r0 + r) * ldo + p * NR..][..cols];
                                 tile[r * NR..r * NR + cols].copy_from_slice(src);
                             }
-                            kernels.run(rows, kc, a_block, lda, panel, &mut tile, NR, acc);
+                            kernels.run(
+                                rows,
+                                1,
+                                kc,
+                                a_block,
+                                lda,
+                                panels,
+                                panel_stride,
+                                &mut tile,
+                                NR,
+                                acc,
+                            );
                             for r in 0..rows {
                                 let dst = &mut out[(r0 + r) * ldo + p * NR..][..cols];
                                 dst.copy_from_slice(&tile[r * NR..r * NR + cols]);
                             }
                         }
                     }
+                    p += span;
                 }
             }
         }
+    }
+}
+
+/// Panels handled per kernel call for tiles of `rows` rows. Each row and
+/// panel is a separate chain of dependent FMAs; with too few chains the
+/// kernel waits on FMA latency instead of issuing, so short tiles cover
+/// several panels. Every output value is still summed in the same order.
+fn span_for(rows: usize) -> usize {
+    match rows {
+        1 => 4,
+        2 | 3 => 2,
+        _ => 1,
     }
 }
 
@@ -138,40 +185,61 @@ impl Kernels {
         Kernels::Portable
     }
 
-    /// One `rows x NR` output tile over depth `kc`; `rows <= MR`.
+    /// One output tile of `rows` rows (at most `MR`) and `span` panels over
+    /// depth `kc`. Panel `q` starts at `q * panel_stride` in `panels`.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn run(
         self,
         rows: usize,
+        span: usize,
         kc: usize,
         a: &[f32],
         lda: usize,
-        panel: &[f32],
+        panels: &[f32],
+        panel_stride: usize,
         c: &mut [f32],
         ldc: usize,
         accumulate: bool,
     ) {
-        debug_assert!(rows >= 1 && rows <= MR);
-        debug_assert!(a.len() >= (rows - 1) * lda + kc);
-        debug_assert!(panel.len() >= kc * NR);
-        debug_assert!(c.len() >= (rows - 1) * ldc + NR);
+        assert!((1..=MR).contains(&rows) && span >= 1);
+        assert!(a.len() >= (rows - 1) * lda + kc);
+        assert!(panels.len() >= (span - 1) * panel_stride + kc * NR);
+        assert!(c.len() >= (rows - 1) * ldc + span * NR);
         match self {
-            Kernels::Portable => portable_tile(rows, kc, a, lda, panel, c, ldc, accumulate),
+            Kernels::Portable => {
+                for q in 0..span {
+                    let panel = &panels[q * panel_stride..];
+                    let c = &mut c[q * NR..];
+                    portable_tile(rows, kc, a, lda, panel, c, ldc, accumulate);
+                }
+            }
             #[cfg(target_arch = "x86_64")]
             Kernels::Avx2Fma => {
                 // SAFETY: the CPU supports AVX2 and FMA (checked in `get`), and
                 // the slice bounds asserted above cover every access the
                 // kernel makes.
                 unsafe {
-                    let (a, p, c) = (a.as_ptr(), panel.as_ptr(), c.as_mut_ptr());
-                    match rows {
-                        6 => avx2::tile::<6>(kc, a, lda, p, c, ldc, accumulate),
-                        5 => avx2::tile::<5>(kc, a, lda, p, c, ldc, accumulate),
-                        4 => avx2::tile::<4>(kc, a, lda, p, c, ldc, accumulate),
-                        3 => avx2::tile::<3>(kc, a, lda, p, c, ldc, accumulate),
-                        2 => avx2::tile::<2>(kc, a, lda, p, c, ldc, accumulate),
-                        _ => avx2::tile::<1>(kc, a, lda, p, c, ldc, accumulate),
+                    let (a, p, c) = (a.as_ptr(), panels.as_ptr(), c.as_mut_ptr());
+                    let (ps, acc) = (panel_stride, accumulate);
+                    match (rows, span) {
+                        (1, 4) => avx2::tile::<1, 4>(kc, a, lda, p, ps, c, ldc, acc),
+                        (1, 2) => avx2::tile::<1, 2>(kc, a, lda, p, ps, c, ldc, acc),
+                        (2, 2) => avx2::tile::<2, 2>(kc, a, lda, p, ps, c, ldc, acc),
+                        (3, 2) => avx2::tile::<3, 2>(kc, a, lda, p, ps, c, ldc, acc),
+                        _ => {
+                            for q in 0..span {
+                                let (p, c) = (p.add(q * ps), c.add(q * NR));
+                                match rows {
+                                    6 => avx2::tile::<6, 1>(kc, a, lda, p, ps, c, ldc, acc),
+                                    5 => avx2::tile::<5, 1>(kc, a, lda, p, ps, c, ldc, acc),
+                                    4 => avx2::tile::<4, 1>(kc, a, lda, p, ps, c, ldc, acc),
+                                    3 => avx2::tile::<3, 1>(kc, a, lda, p, ps, c, ldc, acc),
+                                    2 => avx2::tile::<2, 1>(kc, a, lda, p, ps, c, ldc, acc),
+                                    _ => avx2::tile::<1, 1>(kc, a, lda, p, ps, c, ldc, acc),
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -201,7 +269,11 @@ fn portable_tile(
         }
         let c_row = &mut c[r * ldc..r * ldc + NR];
         for j in 0..NR {
-            c_row[j] = if accumulate { c_row[j] + acc[j] } else { acc[j] };
+            c_row[j] = if accumulate {
+                c_row[j] + acc[j]
+            } else {
+                acc[j]
+            };
         }
     }
 }
@@ -212,37 +284,46 @@ mod avx2 {
 
     /// # Safety
     /// Requires AVX2 and FMA. `a` must be readable for `R` rows of `kc`
-    /// values at stride `lda`, `p` for `kc * 16` values and `c` read/writable
-    /// for `R` rows of 16 values at stride `ldc`.
+    /// values at stride `lda`; `p` for `P` panels of `kc * 16` values at
+    /// stride `ps`; `c` read/writable for `R` rows of `16 * P` values at
+    /// stride `ldc`.
+    // Index loops over the const bounds unroll fully, keeping every
+    // accumulator in a register; the weight loads are shared across rows.
+    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tile<const R: usize>(
+    pub(super) unsafe fn tile<const R: usize, const P: usize>(
         kc: usize,
         a: *const f32,
         lda: usize,
         p: *const f32,
+        ps: usize,
         c: *mut f32,
         ldc: usize,
         accumulate: bool,
     ) {
-        let mut lo = [_mm256_setzero_ps(); R];
-        let mut hi = [_mm256_setzero_ps(); R];
+        let mut acc = [[[_mm256_setzero_ps(); 2]; P]; R];
         for kk in 0..kc {
-            let w0 = _mm256_loadu_ps(p.add(kk * 16));
-            let w1 = _mm256_loadu_ps(p.add(kk * 16 + 8));
-            for r in 0..R {
-                let av = _mm256_broadcast_ss(&*a.add(r * lda + kk));
-                lo[r] = _mm256_fmadd_ps(av, w0, lo[r]);
-                hi[r] = _mm256_fmadd_ps(av, w1, hi[r]);
+            for q in 0..P {
+                let w0 = _mm256_loadu_ps(p.add(q * ps + kk * 16));
+                let w1 = _mm256_loadu_ps(p.add(q * ps + kk * 16 + 8));
+                for r in 0..R {
+                    let av = _mm256_broadcast_ss(&*a.add(r * lda + kk));
+                    acc[r][q][0] = _mm256_fmadd_ps(av, w0, acc[r][q][0]);
+                    acc[r][q][1] = _mm256_fmadd_ps(av, w1, acc[r][q][1]);
+                }
             }
         }
-        for r in 0..R {
-            let row = c.add(r * ldc);
-            if accumulate {
-                lo[r] = _mm256_add_ps(lo[r], _mm256_loadu_ps(row));
-                hi[r] = _mm256_add_ps(hi[r], _mm256_loadu_ps(row.add(8)));
+        for (r, row_acc) in acc.iter().enumerate() {
+            for (q, pair) in row_acc.iter().enumerate() {
+                let dst = c.add(r * ldc + q * 16);
+                let (mut lo, mut hi) = (pair[0], pair[1]);
+                if accumulate {
+                    lo = _mm256_add_ps(lo, _mm256_loadu_ps(dst));
+                    hi = _mm256_add_ps(hi, _mm256_loadu_ps(dst.add(8)));
+                }
+                _mm256_storeu_ps(dst, lo);
+                _mm256_storeu_ps(dst.add(8), hi);
             }
-            _mm256_storeu_ps(row, lo[r]);
-            _mm256_storeu_ps(row.add(8), hi[r]);
         }
     }
 }
@@ -295,7 +376,10 @@ mod tests {
             for j in 0..n {
                 let got = out[i * ldo + j];
                 let want = expected[i * n + j] + 1.0;
-                assert!((got - want).abs() < 1e-3, "m={m} k={k} n={n} [{i},{j}] {got} vs {want}");
+                assert!(
+                    (got - want).abs() < 1e-3,
+                    "m={m} k={k} n={n} [{i},{j}] {got} vs {want}"
+                );
             }
             for j in n..ldo {
                 assert_eq!(out[i * ldo + j], 1.0, "wrote past the row end");
@@ -311,18 +395,37 @@ mod tests {
 
     #[test]
     fn matches_naive_product() {
-        for &(m, k, n) in &[(1, 1, 1), (5, 7, 16), (13, 300, 40), (80, 520, 48), (6, 256, 32)] {
+        let shapes = [
+            (1, 1, 1),
+            (1, 300, 80),
+            (2, 33, 64),
+            (3, 40, 48),
+            (5, 7, 16),
+            (13, 300, 40),
+            (80, 520, 48),
+            (6, 256, 32),
+        ];
+        for &(m, k, n) in &shapes {
             check(m, k, n, Kernels::Portable);
             check(m, k, n, Kernels::get());
-            // `matmul` itself with tight leading dimensions.
-            let a = pseudo_random(m * k, 3);
-            let w = pseudo_random(k * n, 4);
-            let packed = PackedMatrix::from_row_major(&w, k, n);
-            let mut out = vec![0.0f32; m * n];
-            packed.matmul(&a, k, m, &mut out, n, false);
-            let expected = naive(&a, &w, m, k, n);
-            for (g, e) in out.iter().zip(&expected) {
-                assert!((g - e).abs() < 1e-3);
+        }
+    }
+
+    #[test]
+    fn rows_are_independent_and_kernels_agree_exactly() {
+        // A row's result must not depend on how many rows share the call or
+        // which kernel runs it: embeddings must not depend on batching.
+        let (k, n) = (600, 96);
+        let w = pseudo_random(k * n, 11);
+        let packed = PackedMatrix::from_row_major(&w, k, n);
+        let a = pseudo_random(20 * k, 5);
+        let mut batch = vec![0.0f32; 20 * n];
+        packed.matmul(&a, k, 20, &mut batch, n, false);
+        for kernels in [Kernels::Portable, Kernels::get()] {
+            for i in 0..20 {
+                let mut one = vec![0.0f32; n];
+                packed.matmul_with(kernels, &a[i * k..], k, 1, &mut one, n, false);
+                assert_eq!(one, &batch[i * n..(i + 1) * n], "row {i}");
             }
         }
     }

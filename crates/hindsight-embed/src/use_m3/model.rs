@@ -16,13 +16,13 @@
 //! branch inputs, and, because a convolution is a sum over window slots of
 //! (input x slot weights), each slot's product too. Those values are kept
 //! per piece id in a bounded cache, so frequent pieces skip about 60% of the
-//! per-token arithmetic. The result is the same sum, in the same order.
+//! per-token arithmetic. A cached value is bit-for-bit what would have been
+//! computed, so results do not depend on what happens to be cached.
 
 use std::ops::Range;
 use std::path::Path;
-use std::time::Instant;
-
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::gemm::PackedMatrix;
 use super::token_cache::TokenCache;
@@ -119,19 +119,54 @@ impl UseM3Embedder {
     /// Loads `weights.npz` and `sp.model` from `dir` (see [`crate::ensure_use_m3`]).
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
         let started = Instant::now();
-        let tokenizer = SentencePieceTokenizer::load(&dir.join("sp.model"))?;
         let weights_path = dir.join("weights.npz");
         let mut npz = Npz::open(&weights_path)?;
-
         let chunk_count = npz
             .names()
             .iter()
-            .filter(|n| n.strip_prefix('q').is_some_and(|d| d.parse::<usize>().is_ok()))
+            .filter(|n| {
+                n.strip_prefix('q')
+                    .is_some_and(|d| d.parse::<usize>().is_ok())
+            })
             .count();
         if chunk_count == 0 {
-            return Err(EmbedError::invalid(&weights_path, "no embedding chunks q1..qN"));
+            return Err(EmbedError::invalid(
+                &weights_path,
+                "no embedding chunks q1..qN",
+            ));
         }
-        let rows = npz.array("q1")?.shape.first().copied().unwrap_or(0);
+        let rows = npz.shape("q1")?.first().copied().unwrap_or(0);
+
+        // Inflating the 65 MB table dominates loading; spread the chunks over
+        // the cores, and build the tokenizer alongside.
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4);
+        let (tokenizer, chunks) = std::thread::scope(|scope| {
+            let tokenizer = scope.spawn(|| SentencePieceTokenizer::load(&dir.join("sp.model")));
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let path = &weights_path;
+                    scope.spawn(move || -> Result<Vec<(usize, Vec<u8>)>, EmbedError> {
+                        let mut npz = Npz::open(path)?;
+                        (w..chunk_count)
+                            .step_by(workers)
+                            .map(|i| Ok((i, npz.u8_array(&format!("q{}", i + 1), &[rows, EMB])?)))
+                            .collect()
+                    })
+                })
+                .collect();
+            let mut chunks = vec![Vec::new(); chunk_count];
+            for handle in handles {
+                for (i, chunk) in handle.join().expect("weight loading thread panicked")? {
+                    chunks[i] = chunk;
+                }
+            }
+            let tokenizer = tokenizer
+                .join()
+                .expect("tokenizer loading thread panicked")?;
+            Ok::<_, EmbedError>((tokenizer, chunks))
+        })?;
         if chunk_count * rows < tokenizer.vocab_size() {
             return Err(EmbedError::invalid(
                 &weights_path,
@@ -142,9 +177,6 @@ impl UseM3Embedder {
                 ),
             ));
         }
-        let chunks = (1..=chunk_count)
-            .map(|i| npz.u8_array(&format!("q{i}"), &[rows, EMB]))
-            .collect::<Result<Vec<_>, _>>()?;
         let scale = npz.f32_array("scale", &[chunk_count])?;
         let offset = npz.f32_array("lo", &[chunk_count])?;
 
@@ -189,7 +221,11 @@ impl UseM3Embedder {
         debug_assert_eq!(entry_offset, ENTRY);
 
         let mut packed = |name: &str, k: usize, n: usize| -> Result<PackedMatrix, EmbedError> {
-            Ok(PackedMatrix::from_row_major(&npz.f32_array(name, &[k, n])?, k, n))
+            Ok(PackedMatrix::from_row_major(
+                &npz.f32_array(name, &[k, n])?,
+                k,
+                n,
+            ))
         };
         let out_w = packed("cnn_W", FEAT, EMB)?;
         let d0 = packed("d0", EMB, HIDDEN)?;
@@ -315,7 +351,8 @@ impl UseM3Embedder {
         for seg in batch {
             let (row, len) = (s.flat.len(), seg.tokens.len());
             s.bounds.extend(std::iter::repeat_n((row, row + len), len));
-            s.flat.extend_from_slice(&ids[seg.sentence][seg.tokens.clone()]);
+            s.flat
+                .extend_from_slice(&ids[seg.sentence][seg.tokens.clone()]);
         }
         let (entries, entry_of) = self.token_entries(&s.flat);
         let entry = |row: usize| -> &[f32] { &entries[entry_of[row] as usize] };
@@ -331,7 +368,10 @@ impl UseM3Embedder {
                 let h = &mut s.hidden[r * CNN..][..CNN];
                 h.copy_from_slice(&branch.b1);
                 for j in 0..branch.order {
-                    if let Some(t) = (r + j).checked_sub(branch.left).filter(|t| (lo..hi).contains(t)) {
+                    if let Some(t) = (r + j)
+                        .checked_sub(branch.left)
+                        .filter(|t| (lo..hi).contains(t))
+                    {
                         let product = &entry(t)[branch.entry_offset + j * CNN..][..CNN];
                         h.iter_mut().zip(product).for_each(|(a, b)| *a += b);
                     }

@@ -38,7 +38,7 @@ impl Normalizer {
                 u32::from_le_bytes([charsmap[0], charsmap[1], charsmap[2], charsmap[3]]) as usize;
             let trie_end = 4usize
                 .checked_add(trie_size)
-                .filter(|&e| e <= charsmap.len() && trie_size % 4 == 0)
+                .filter(|&e| e <= charsmap.len() && trie_size.is_multiple_of(4))
                 .ok_or_else(|| "precompiled charsmap has a bad trie size".to_string())?;
             let units = charsmap[4..trie_end]
                 .chunks_exact(4)

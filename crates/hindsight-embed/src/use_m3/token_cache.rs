@@ -87,7 +87,10 @@ mod tests {
         cache.insert_many([(1, entry(1.0)), (2, entry(2.0))]);
         for id in 3..50 {
             cache.insert_many([(id, entry(id as f32))]);
-            assert!(cache.get_many(&[1])[0].is_some(), "used entry evicted at {id}");
+            assert!(
+                cache.get_many(&[1])[0].is_some(),
+                "used entry evicted at {id}"
+            );
             assert!(cache.len() <= 4);
         }
         assert!(cache.get_many(&[2])[0].is_none());

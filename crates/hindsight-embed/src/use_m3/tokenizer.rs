@@ -60,7 +60,8 @@ impl SentencePieceTokenizer {
             .pieces
             .iter()
             .position(|p| p.kind == PieceKind::Unknown)
-            .ok_or_else(|| "model defines no unknown piece".to_string())? as u32;
+            .ok_or_else(|| "model defines no unknown piece".to_string())?
+            as u32;
 
         let mut entries = Vec::with_capacity(model.pieces.len());
         let mut scores = Vec::with_capacity(model.pieces.len());
