@@ -2,9 +2,11 @@
 //! repeat theirs.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use hindsight_embed::{CachedEmbedder, Embedder, HashingEmbedder, OpenAiEmbedder, UseM3Embedder};
+use hindsight_embed::{
+    CachedEmbedder, Embedder, HashingEmbedder, OpenAiConfig, OpenAiEmbedder, UseM3Embedder,
+};
 
 use crate::config::{EmbeddingProvider, NodeConfig};
 use crate::error::NodeError;
@@ -26,12 +28,13 @@ pub fn build(config: &NodeConfig) -> Result<SharedEmbedder, NodeError> {
             Box::new(UseM3Embedder::load(&dir).map_err(|e| NodeError::Config(e.to_string()))?)
         }
         EmbeddingProvider::Openai => Box::new(
-            OpenAiEmbedder::new(
-                &section.openai_base_url,
-                &section.openai_model,
-                std::env::var(&section.openai_api_key_env).ok(),
-                Duration::from_secs(section.openai_timeout_secs),
-            )
+            OpenAiEmbedder::new(OpenAiConfig {
+                base_url: section.openai_base_url.clone(),
+                model: section.openai_model.clone(),
+                api_key_env: Some(section.openai_api_key_env.clone()),
+                timeout_secs: section.openai_timeout_secs,
+                ..OpenAiConfig::default()
+            })
             .map_err(|e| NodeError::Config(e.to_string()))?,
         ),
         EmbeddingProvider::Hashing => {

@@ -22,6 +22,8 @@ use crate::{embedding, recall, review, writer};
 /// How long a request waits for a bank's indexes to catch up with the log before giving up.
 const INDEX_WAIT: Duration = Duration::from_secs(30);
 const ACCESS_FLUSH_EVERY: Duration = Duration::from_secs(5);
+/// How often a waiting request checks whether the bank's actor was replaced.
+const VIEW_RECHECK: Duration = Duration::from_millis(200);
 
 /// A running node. Cheap to clone; every clone talks to the same node.
 #[derive(Clone)]
@@ -184,7 +186,7 @@ impl Node {
             other => return Err(outcome_error(other)),
         };
         let view = self.bank_view(&memory.bank).await?;
-        self.wait_indexed(&view, log_index).await?;
+        self.wait_indexed(view, log_index).await?;
         Ok(ids)
     }
 
@@ -264,7 +266,7 @@ impl Node {
         match outcome {
             CommandOutcome::BankUpdated => {
                 if let Some(handle) = self.inner.context.registry.get(&config.name) {
-                    self.wait_indexed(&handle.view, log_index).await?;
+                    self.wait_indexed(handle.view, log_index).await?;
                 }
                 Ok(config)
             }
@@ -295,8 +297,8 @@ impl Node {
             node_id: self.inner.config.node.id,
             leader_id: metrics.leader,
             term: metrics.term,
-            last_log_index: metrics.last_log_index,
-            applied_index: metrics.applied_index,
+            last_log_index: metrics.last_log_index.unwrap_or(0),
+            applied_index: metrics.applied_index.unwrap_or(0),
             banks_loaded: self.inner.context.registry.len(),
             embedding_model: self.inner.context.embedder.model_id().to_string(),
             store_bytes_on_disk: self.reader().size_on_disk(),
@@ -323,7 +325,9 @@ impl Node {
             .call(SupervisorMsg::DumpAll, Some(Duration::from_secs(60)))
             .await;
         self.inner.supervisor.stop(None);
-        self.inner.store.shutdown().await;
+        if let Err(e) = self.inner.store.shutdown().await {
+            tracing::warn!(error = %e, "store shutdown");
+        }
         tracing::info!("node {} stopped", self.inner.config.node.id);
     }
 
@@ -394,12 +398,13 @@ impl Node {
             .map_err(NodeError::Unavailable)
     }
 
-    /// Makes sure reads see every write acknowledged before they began.
+    /// Makes sure reads see every write acknowledged before they began. Returns the views to read,
+    /// which differ from `views` when a bank's actor was restarted meanwhile.
     pub(crate) async fn read_barrier(
         &self,
-        views: &[Arc<BankView>],
+        views: Vec<Arc<BankView>>,
         consistency: Consistency,
-    ) -> Result<(), NodeError> {
+    ) -> Result<Vec<Arc<BankView>>, NodeError> {
         if consistency == Consistency::Linearizable {
             self.inner
                 .store
@@ -407,25 +412,39 @@ impl Node {
                 .await
                 .map_err(|e| NodeError::Unavailable(e.to_string()))?;
         }
+        let mut caught_up = Vec::with_capacity(views.len());
         for view in views {
             let needed = self.inner.context.registry.last_effect(&view.name);
-            self.wait_indexed(view, needed).await?;
+            caught_up.push(self.wait_indexed(view, needed).await?);
         }
-        Ok(())
+        Ok(caught_up)
     }
 
-    pub(crate) async fn wait_indexed(&self, view: &BankView, log_index: u64) -> Result<(), NodeError> {
-        if view.indexed_through() >= log_index {
-            return Ok(());
-        }
-        tokio::time::timeout(INDEX_WAIT, view.wait_indexed(log_index))
-            .await
-            .map_err(|_| {
-                NodeError::Unavailable(format!(
+    /// Waits until the bank's view shows every effect through `log_index`, and returns that view. A
+    /// view whose actor failed never catches up; its replacement, loaded from the store, does.
+    pub(crate) async fn wait_indexed(
+        &self,
+        view: Arc<BankView>,
+        log_index: u64,
+    ) -> Result<Arc<BankView>, NodeError> {
+        let deadline = tokio::time::Instant::now() + INDEX_WAIT;
+        let mut view = view;
+        loop {
+            if view.indexed_through() >= log_index
+                || tokio::time::timeout(VIEW_RECHECK, view.wait_indexed(log_index))
+                    .await
+                    .is_ok()
+            {
+                return Ok(view);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(NodeError::Unavailable(format!(
                     "bank {} indexes did not catch up with log index {log_index}",
                     view.name
-                ))
-            })
+                )));
+            }
+            view = self.bank_view(&view.name).await?;
+        }
     }
 
     pub(crate) fn note_access(&self, hits: &[RecallHit], at: Timestamp) {

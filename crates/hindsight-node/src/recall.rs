@@ -30,7 +30,7 @@ pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallRes
     for bank in &request.banks {
         views.push(node.bank_view(bank).await?);
     }
-    node.read_barrier(&views, request.consistency).await?;
+    let views = node.read_barrier(views, request.consistency).await?;
 
     let now = Timestamp::now();
     let as_of = request.as_of.unwrap_or(now);
@@ -119,7 +119,10 @@ impl Plan {
                 let mut arms: Vec<(&'static str, f32, Vec<(u128, f32)>)> = vec![(
                     ARM_SEMANTIC,
                     1.0,
-                    view.index.vector().search(&self.query_vector, depth, &visible),
+                    view.index
+                        .vectors()
+                        .search(&self.query_vector, depth, &visible)
+                        .unwrap_or_default(),
                 )];
                 if !self.terms.is_empty() {
                     arms.push((
@@ -132,7 +135,7 @@ impl Plan {
                     arms.push((
                         ARM_ENTITY,
                         1.0,
-                        view.index.entity().search(&self.entities, 2, depth, &visible),
+                        view.index.entities().search(&self.entities, 2, depth, &visible),
                     ));
                 }
                 if let Some((start, end)) = self.window {
@@ -143,7 +146,7 @@ impl Plan {
                         .into_iter()
                         .filter(|id| visible(*id))
                         .filter_map(|id| {
-                            let v = view.index.vector().get(id)?;
+                            let v = view.index.vectors().get(id)?;
                             Some((id, dot(&v, &self.query_vector)))
                         })
                         .collect();
@@ -216,7 +219,7 @@ impl Plan {
             }
             let view = views.iter().find(|v| v.name == candidate.memory.bank);
             let collapse_at = view.map_or(0.97, |v| v.config().collapse_threshold);
-            candidate.vector = view.and_then(|v| v.index.vector().get(candidate.memory.id.0));
+            candidate.vector = view.and_then(|v| v.index.vectors().get(candidate.memory.id.0));
             if let Some(vector) = &candidate.vector {
                 let twin = kept_vectors
                     .iter()

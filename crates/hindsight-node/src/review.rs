@@ -19,8 +19,10 @@ pub async fn review(
     let now = Timestamp::now();
     let as_of = as_of.unwrap_or(now);
     let view = node.bank_view(&bank).await?;
-    node.read_barrier(std::slice::from_ref(&view), Consistency::Linearizable)
-        .await?;
+    let view = node
+        .read_barrier(vec![view], Consistency::Linearizable)
+        .await?
+        .remove(0);
     let (considered, due) = view.with_records(|records| {
         let mut due: Vec<_> = records
             .values()
@@ -48,7 +50,7 @@ pub async fn review(
                 )))
             }
         }
-        node.wait_indexed(&view, log_index).await?;
+        node.wait_indexed(view, log_index).await?;
     }
     if !expired.is_empty() {
         tracing::info!(%bank, %as_of, expired = expired.len(), "review expired memories");

@@ -157,7 +157,7 @@ pub async fn write_batch(
     }
     for bank in banks.keys() {
         let view = node.bank_view(bank).await?;
-        node.wait_indexed(&view, log_index).await?;
+        node.wait_indexed(view, log_index).await?;
     }
     Ok(outcomes)
 }
@@ -265,7 +265,7 @@ fn find_duplicate(
                     .get(&MemoryId(id))
                     .is_some_and(|m| m.kind == memory.kind && !m.status.hidden_by_default())
             };
-            view.index.vector().search(vector, 3, &filter)
+            view.index.vectors().search(vector, 3, &filter).unwrap_or_default()
         });
         for (id, similarity) in found {
             if similarity < threshold || best.is_some_and(|(_, s)| s >= similarity) {

@@ -218,12 +218,15 @@ mod faults {
 mod bad_input {
     use super::*;
 
+    fn invalid<T>(result: Result<T, NodeError>) -> bool {
+        matches!(result, Err(NodeError::Invalid(_)))
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn invalid_requests_are_refused_and_change_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::start(config(dir.path())).await.unwrap();
         node.create_bank(bank("a/b"), BankPatch::default()).await.unwrap();
-        let invalid = |r: Result<_, NodeError>| matches!(r, Err(NodeError::Invalid(_)));
         assert!(invalid(node.write(write("a/b", "  ")).await));
         let huge = "x".repeat(node.config().limits.max_content_bytes + 1);
         assert!(invalid(node.write(write("a/b", &huge)).await));

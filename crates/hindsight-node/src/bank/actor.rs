@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use hindsight_core::apply::Effect;
 use hindsight_core::{BankName, Memory};
-use hindsight_index::{BankIndex, IndexDoc};
+use hindsight_index::{BankIndex, BankIndexConfig, IndexDoc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use crate::bank::context::BankContext;
@@ -130,16 +130,16 @@ async fn load_view(
     let dir = context.index_dir(bank);
     let index = if dir.exists() {
         let dir = dir.clone();
-        let (model, dim) = (model.clone(), dim);
-        match tokio::task::spawn_blocking(move || BankIndex::load(&dir, &model, dim)).await? {
+        let expected = model.clone();
+        match tokio::task::spawn_blocking(move || BankIndex::load(&dir, &expected, dim)).await? {
             Ok(index) => index,
             Err(e) => {
                 tracing::info!(%bank, reason = %e, "rebuilding bank indexes from the store");
-                BankIndex::new(&model, dim)
+                BankIndex::new(&model, BankIndexConfig::new(dim))
             }
         }
     } else {
-        BankIndex::new(&model, dim)
+        BankIndex::new(&model, BankIndexConfig::new(dim))
     };
     // Register before reading the store: effects applied from here on queue in this actor's mailbox,
     // and replaying one the load already saw is harmless.
@@ -158,7 +158,7 @@ async fn load_view(
         tokio::task::spawn_blocking(move || reader.bank_memories(&bank)).await??
     };
     let live: HashSet<u128> = memories.iter().map(|m| m.id.0).collect();
-    for stale in view.index.ids() {
+    for stale in view.index.time().range(i64::MIN, i64::MAX) {
         if !live.contains(&stale) {
             view.index.remove(stale);
         }

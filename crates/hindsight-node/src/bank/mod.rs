@@ -8,8 +8,8 @@ mod registry;
 mod supervisor;
 mod view;
 
-pub use actor::{BankActor, BankMsg};
+pub use actor::BankMsg;
 pub use context::BankContext;
-pub use registry::{BankHandle, BankRegistry};
+pub use registry::BankRegistry;
 pub use supervisor::{BankSupervisor, SupervisorMsg};
 pub use view::BankView;

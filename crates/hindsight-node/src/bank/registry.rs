@@ -49,10 +49,6 @@ impl BankRegistry {
         self.running.read().len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn note_effect(&self, bank: &BankName, log_index: u64) {
         self.last_effect.lock().insert(bank.clone(), log_index);
     }

@@ -44,10 +44,6 @@ impl BankView {
         self.records.read().len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Runs `f` with a consistent view of the records (one read lock for the whole search).
     pub fn with_records<R>(&self, f: impl FnOnce(&HashMap<MemoryId, Arc<Memory>>) -> R) -> R {
         f(&self.records.read())
@@ -57,7 +53,10 @@ impl BankView {
     /// never replace newer ones, so replays after a restart are harmless.
     pub fn put(&self, memory: Memory, doc: Option<IndexDoc>) {
         if let Some(doc) = doc {
-            self.index.upsert(doc);
+            if let Err(e) = self.index.upsert(doc) {
+                // The record stays visible to get/trace; only its search entries are missing.
+                tracing::error!(bank = %self.name, id = %memory.id, error = %e, "indexing failed");
+            }
         }
         let mut records = self.records.write();
         match records.get(&memory.id) {
