@@ -42,8 +42,8 @@ impl HindsightClient {
             addr: addr.to_string(),
             reason,
         };
-        let endpoint = Endpoint::from_shared(format!("http://{shown}"))
-            .map_err(|e| invalid(e.to_string()))?;
+        let endpoint =
+            Endpoint::from_shared(format!("http://{shown}")).map_err(|e| invalid(e.to_string()))?;
         if endpoint.uri().port().is_none() || endpoint.uri().path() != "/" {
             return Err(invalid("not a host and port".into()));
         }
@@ -88,7 +88,11 @@ impl HindsightClient {
     }
 
     pub async fn write(&self, request: WriteRequest) -> Result<WriteOutcome, ClientError> {
-        let response = self.memory.clone().write(pb::WriteRequest::from(&request)).await;
+        let response = self
+            .memory
+            .clone()
+            .write(pb::WriteRequest::from(&request))
+            .await;
         read(self.answer(response)?)
     }
 

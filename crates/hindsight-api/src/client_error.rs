@@ -6,7 +6,9 @@ use thiserror::Error;
 pub enum ClientError {
     #[error("invalid server address {addr:?}: {reason} (expected HOST:PORT)")]
     InvalidAddress { addr: String, reason: String },
-    #[error("cannot reach the Hindsight server at {addr}: {reason} (is `hindsight serve` running?)")]
+    #[error(
+        "cannot reach the Hindsight server at {addr}: {reason} (is `hindsight serve` running?)"
+    )]
     Unreachable { addr: String, reason: String },
     /// The server answered with an error; its message is meant for the person who sent the request.
     #[error("{}", .0.message())]

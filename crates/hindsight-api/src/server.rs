@@ -53,7 +53,10 @@ pub async fn bind_listeners(
     grpc_addr: SocketAddr,
     http_addr: SocketAddr,
 ) -> Result<(TcpListener, TcpListener), ApiError> {
-    Ok((bind("gRPC", grpc_addr).await?, bind("HTTP", http_addr).await?))
+    Ok((
+        bind("gRPC", grpc_addr).await?,
+        bind("HTTP", http_addr).await?,
+    ))
 }
 
 async fn bind(protocol: &'static str, addr: SocketAddr) -> Result<TcpListener, ApiError> {

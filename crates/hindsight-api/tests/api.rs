@@ -4,7 +4,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use hindsight_api::{pb, ApiError, ClientError, HindsightClient};
-use hindsight_core::{BankName, Kind, MemoryId, Provenance, RecallRequest, SourceKind, Status, Timestamp, WriteRequest};
+use hindsight_core::{
+    BankName, Kind, MemoryId, Provenance, RecallRequest, SourceKind, Status, Timestamp,
+    WriteRequest,
+};
 use hindsight_node::{BankPatch, EmbeddingProvider, Node, NodeConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -111,7 +114,10 @@ fn wire_recall(banks: &[&str], query: &str) -> pb::RecallRequest {
 }
 
 fn code<T: std::fmt::Debug>(result: Result<T, ClientError>) -> Code {
-    result.expect_err("the call should fail").code().expect("the server answered")
+    result
+        .expect_err("the call should fail")
+        .code()
+        .expect("the server answered")
 }
 
 fn wire_code<T: std::fmt::Debug>(result: Result<T, tonic::Status>) -> (Code, String) {
@@ -137,12 +143,18 @@ async fn write_recall_get_trace_and_forget() {
     let h = Harness::start().await;
     let tea = h
         .client
-        .write(write_request("api/life", "The user prefers green tea in the morning"))
+        .write(write_request(
+            "api/life",
+            "The user prefers green tea in the morning",
+        ))
         .await
         .unwrap();
     let other = h
         .client
-        .write(write_request("api/life", "The deploy pipeline runs on Fridays after lunch"))
+        .write(write_request(
+            "api/life",
+            "The deploy pipeline runs on Fridays after lunch",
+        ))
         .await
         .unwrap();
     assert_ne!(tea.id, other.id);
@@ -151,7 +163,10 @@ async fn write_recall_get_trace_and_forget() {
     recall.as_of = Some(Timestamp::parse_rfc3339("2026-03-03T09:00:00Z").unwrap());
     let response = h.client.recall(recall.clone()).await.unwrap();
     assert_eq!(response.hits.first().map(|hit| hit.memory.id), Some(tea.id));
-    assert!(!response.hits[0].explain.arms.is_empty(), "every hit is explained");
+    assert!(
+        !response.hits[0].explain.arms.is_empty(),
+        "every hit is explained"
+    );
 
     let memory = h.client.get(tea.id).await.unwrap();
     assert_eq!(memory.content, "The user prefers green tea in the morning");
@@ -163,11 +178,25 @@ async fn write_recall_get_trace_and_forget() {
     assert_eq!(trace.memory.id, tea.id);
     assert!(!trace.history.is_empty(), "creation is in the history");
 
-    let changed = h.client.forget(tea.id, false, "no longer true".into()).await.unwrap();
+    let changed = h
+        .client
+        .forget(tea.id, false, "no longer true".into())
+        .await
+        .unwrap();
     assert!(changed.contains(&tea.id));
     assert_eq!(h.client.get(tea.id).await.unwrap().status, Status::Archived);
-    let after_soft = h.client.recall(recall.clone()).await.unwrap();
+    // Archived from now on: a recall as of now leaves it out, while one as of before still sees it.
+    let now = RecallRequest {
+        as_of: None,
+        ..recall.clone()
+    };
+    let after_soft = h.client.recall(now).await.unwrap();
     assert!(after_soft.hits.iter().all(|hit| hit.memory.id != tea.id));
+    let before_forget = h.client.recall(recall.clone()).await.unwrap();
+    assert_eq!(
+        before_forget.hits.first().map(|hit| hit.memory.id),
+        Some(tea.id)
+    );
 
     let changed = h.client.forget(tea.id, true, String::new()).await.unwrap();
     assert!(changed.contains(&tea.id));
@@ -191,12 +220,19 @@ async fn batch_writes_are_all_or_nothing() {
     let (code, message) = wire_code(
         h.memory()
             .write_batch(pb::WriteBatchRequest {
-                items: vec![wire_write("api/batch", "fine"), wire_write("api/batch", "   ")],
+                items: vec![
+                    wire_write("api/batch", "fine"),
+                    wire_write("api/batch", "   "),
+                ],
             })
             .await,
     );
     assert_eq!(code, Code::InvalidArgument, "{message}");
-    assert_eq!(stored(&h, "api/batch").await, 2, "a refused batch stores nothing");
+    assert_eq!(
+        stored(&h, "api/batch").await,
+        2,
+        "a refused batch stores nothing"
+    );
     h.stop().await;
 }
 
@@ -207,7 +243,11 @@ async fn bank_lifecycle() {
         description: Some("the sales team".into()),
         ..BankPatch::default()
     };
-    let created = h.client.create_bank(bank("api/team"), patch.clone()).await.unwrap();
+    let created = h
+        .client
+        .create_bank(bank("api/team"), patch.clone())
+        .await
+        .unwrap();
     assert_eq!(created.description, "the sales team");
     assert_eq!(
         code(h.client.create_bank(bank("api/team"), patch).await),
@@ -232,7 +272,10 @@ async fn bank_lifecycle() {
         .await
         .unwrap();
     assert_eq!(updated.min_confidence, 0.5);
-    assert_eq!(updated.description, "the sales team", "unpatched fields stay");
+    assert_eq!(
+        updated.description, "the sales team",
+        "unpatched fields stay"
+    );
     assert_eq!(
         code(
             h.client
@@ -253,11 +296,24 @@ async fn bank_lifecycle() {
         .await
         .unwrap();
     assert_eq!(h.client.delete_bank(bank("api/team")).await.unwrap(), 1);
-    assert_eq!(code(h.client.get_bank(bank("api/team")).await), Code::NotFound);
-    assert_eq!(code(h.client.get_bank(bank("api/nobody")).await), Code::NotFound);
-    assert_eq!(code(h.client.delete_bank(bank("api/nobody")).await), Code::NotFound);
     assert_eq!(
-        code(h.client.update_bank(bank("api/nobody"), BankPatch::default()).await),
+        code(h.client.get_bank(bank("api/team")).await),
+        Code::NotFound
+    );
+    assert_eq!(
+        code(h.client.get_bank(bank("api/nobody")).await),
+        Code::NotFound
+    );
+    assert_eq!(
+        code(h.client.delete_bank(bank("api/nobody")).await),
+        Code::NotFound
+    );
+    assert_eq!(
+        code(
+            h.client
+                .update_bank(bank("api/nobody"), BankPatch::default())
+                .await
+        ),
         Code::NotFound
     );
 
@@ -282,30 +338,48 @@ async fn bad_input_is_refused_and_stores_nothing() {
 
     let refused_writes = [
         ("empty content", wire_write("api/bad", "  \n ")),
-        ("content over the limit", wire_write("api/bad", &"x".repeat(limit + 1))),
-        ("unknown kind", pb::WriteRequest {
-            kind: Some("fact".into()),
-            ..wire_write("api/bad", "a fact")
-        }),
-        ("unknown source", pb::WriteRequest {
-            provenance: Some(pb::Provenance {
-                source: "rumour".into(),
-                ..Default::default()
-            }),
-            ..wire_write("api/bad", "heard somewhere")
-        }),
-        ("malformed occurred_at", pb::WriteRequest {
-            occurred_at: Some("yesterday".into()),
-            ..wire_write("api/bad", "something happened")
-        }),
-        ("ttl of zero", pb::WriteRequest {
-            ttl_seconds: Some(0),
-            ..wire_write("api/bad", "short-lived")
-        }),
-        ("confidence out of range", pb::WriteRequest {
-            confidence: Some(1.5),
-            ..wire_write("api/bad", "very sure")
-        }),
+        (
+            "content over the limit",
+            wire_write("api/bad", &"x".repeat(limit + 1)),
+        ),
+        (
+            "unknown kind",
+            pb::WriteRequest {
+                kind: Some("fact".into()),
+                ..wire_write("api/bad", "a fact")
+            },
+        ),
+        (
+            "unknown source",
+            pb::WriteRequest {
+                provenance: Some(pb::Provenance {
+                    source: "rumour".into(),
+                    ..Default::default()
+                }),
+                ..wire_write("api/bad", "heard somewhere")
+            },
+        ),
+        (
+            "malformed occurred_at",
+            pb::WriteRequest {
+                occurred_at: Some("yesterday".into()),
+                ..wire_write("api/bad", "something happened")
+            },
+        ),
+        (
+            "ttl of zero",
+            pb::WriteRequest {
+                ttl_seconds: Some(0),
+                ..wire_write("api/bad", "short-lived")
+            },
+        ),
+        (
+            "confidence out of range",
+            pb::WriteRequest {
+                confidence: Some(1.5),
+                ..wire_write("api/bad", "very sure")
+            },
+        ),
     ];
     for (what, request) in refused_writes {
         let (code, message) = wire_code(memory.write(request).await);
@@ -334,32 +408,47 @@ async fn bad_input_is_refused_and_stores_nothing() {
         .await
         .unwrap();
     let refused_recalls = [
-        ("top_k 0", pb::RecallRequest {
-            top_k: Some(0),
-            ..wire_recall(&["api/bad"], "coffee")
-        }),
-        ("huge top_k", pb::RecallRequest {
-            top_k: Some(1_000_000),
-            ..wire_recall(&["api/bad"], "coffee")
-        }),
-        ("malformed as_of", pb::RecallRequest {
-            as_of: Some("2026-13-01T00:00:00Z".into()),
-            ..wire_recall(&["api/bad"], "coffee")
-        }),
+        (
+            "top_k 0",
+            pb::RecallRequest {
+                top_k: Some(0),
+                ..wire_recall(&["api/bad"], "coffee")
+            },
+        ),
+        (
+            "huge top_k",
+            pb::RecallRequest {
+                top_k: Some(1_000_000),
+                ..wire_recall(&["api/bad"], "coffee")
+            },
+        ),
+        (
+            "malformed as_of",
+            pb::RecallRequest {
+                as_of: Some("2026-13-01T00:00:00Z".into()),
+                ..wire_recall(&["api/bad"], "coffee")
+            },
+        ),
         ("no banks", wire_recall(&[], "coffee")),
         ("invalid bank", wire_recall(&["Bad Bank"], "coffee")),
         ("empty query", wire_recall(&["api/bad"], "  ")),
-        ("unknown kind filter", pb::RecallRequest {
-            filters: Some(pb::RecallFilters {
-                kinds: vec!["fact".into()],
-                ..Default::default()
-            }),
-            ..wire_recall(&["api/bad"], "coffee")
-        }),
-        ("unknown consistency", pb::RecallRequest {
-            consistency: Some("sometimes".into()),
-            ..wire_recall(&["api/bad"], "coffee")
-        }),
+        (
+            "unknown kind filter",
+            pb::RecallRequest {
+                filters: Some(pb::RecallFilters {
+                    kinds: vec!["fact".into()],
+                    ..Default::default()
+                }),
+                ..wire_recall(&["api/bad"], "coffee")
+            },
+        ),
+        (
+            "unknown consistency",
+            pb::RecallRequest {
+                consistency: Some("sometimes".into()),
+                ..wire_recall(&["api/bad"], "coffee")
+            },
+        ),
     ];
     for (what, request) in refused_recalls {
         let (code, message) = wire_code(memory.recall(request).await);
@@ -403,7 +492,11 @@ async fn bad_input_is_refused_and_stores_nothing() {
             .await,
     );
     assert_eq!(code, Code::InvalidArgument, "{message}");
-    assert_eq!(stored(&h, "api/bad").await, 1, "only the good write is stored");
+    assert_eq!(
+        stored(&h, "api/bad").await,
+        1,
+        "only the good write is stored"
+    );
     h.stop().await;
 }
 
@@ -495,7 +588,10 @@ async fn probes_health_and_reflection() {
         "hindsight.v1.NodeService",
         "grpc.health.v1.Health",
     ] {
-        assert!(names.iter().any(|n| n == expected), "{expected} in {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
     }
     h.stop().await;
 }

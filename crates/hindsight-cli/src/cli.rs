@@ -80,6 +80,7 @@ pub struct ClientOpts {
 
 #[derive(Debug, Args)]
 pub struct WriteArgs {
+    /// The bank to write to, e.g. acme/agent-7.
     #[arg(long)]
     pub bank: String,
     /// The memory's text; `-` reads it from standard input.
@@ -97,12 +98,16 @@ pub struct WriteArgs {
     /// The tool that returned it (with --source tool).
     #[arg(long, value_name = "NAME")]
     pub tool: Option<String>,
+    /// The agent that wrote it.
     #[arg(long)]
     pub agent_id: Option<String>,
+    /// The conversation or session it came from.
     #[arg(long)]
     pub session_id: Option<String>,
+    /// The task it belongs to.
     #[arg(long)]
     pub task_id: Option<String>,
+    /// The tool call that returned it.
     #[arg(long)]
     pub tool_call_id: Option<String>,
     /// When it happened, RFC 3339 (default: now).
@@ -133,8 +138,9 @@ pub struct WriteArgs {
 #[derive(Debug, Args)]
 pub struct RecallArgs {
     /// A bank to search; repeat to search several.
-    #[arg(long = "bank", required = true)]
+    #[arg(long = "bank", value_name = "BANK", required = true)]
     pub banks: Vec<String>,
+    /// What to look for, in any language.
     #[arg(long)]
     pub query: String,
     /// How many results (default: 10).
@@ -186,6 +192,7 @@ pub struct ForgetArgs {
 
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
+    /// The bank to review.
     #[arg(long)]
     pub bank: String,
     /// Review as of this time, RFC 3339 (default: now).
@@ -229,6 +236,7 @@ pub struct BankEditArgs {
 
 #[derive(Debug, Args)]
 pub struct BankSettings {
+    /// What the bank is for.
     #[arg(long)]
     pub description: Option<String>,
     /// Recall hides memories below this confidence.
@@ -283,9 +291,24 @@ mod tests {
     #[test]
     fn acceptance_spellings_parse() {
         let cli = Cli::try_parse_from([
-            "hindsight", "recall", "--bank", "a/b", "--bank", "c", "--query", "q", "--top-k", "3",
-            "--as-of", "2026-01-01T00:00:00Z", "--max-tokens", "100", "--include-history",
-            "--kind", "semantic", "--json",
+            "hindsight",
+            "recall",
+            "--bank",
+            "a/b",
+            "--bank",
+            "c",
+            "--query",
+            "q",
+            "--top-k",
+            "3",
+            "--as-of",
+            "2026-01-01T00:00:00Z",
+            "--max-tokens",
+            "100",
+            "--include-history",
+            "--kind",
+            "semantic",
+            "--json",
         ])
         .unwrap();
         let Command::Recall(args) = cli.command else {
@@ -295,13 +318,32 @@ mod tests {
         assert!(args.client.json);
 
         assert!(Cli::try_parse_from([
-            "hindsight", "eval", "data/set", "--out", "r.jsonl", "--server", "127.0.0.1:7400",
-            "--min-success", "dedup=0.8", "--min-success", "poisoning=1",
+            "hindsight",
+            "eval",
+            "data/set",
+            "--out",
+            "r.jsonl",
+            "--server",
+            "127.0.0.1:7400",
+            "--min-success",
+            "dedup=0.8",
+            "--min-success",
+            "poisoning=1",
         ])
         .is_ok());
         assert!(Cli::try_parse_from([
-            "hindsight", "bench", "--memories", "10", "--queries", "5", "--batch", "2", "--bank",
-            "b/x", "--data-dir", "/tmp/x",
+            "hindsight",
+            "bench",
+            "--memories",
+            "10",
+            "--queries",
+            "5",
+            "--batch",
+            "2",
+            "--bank",
+            "b/x",
+            "--data-dir",
+            "/tmp/x",
         ])
         .is_ok());
     }

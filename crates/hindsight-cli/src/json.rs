@@ -80,7 +80,11 @@ pub fn memory(m: &Memory) -> Value {
     put(&mut provenance, "task_id", p.task_id.clone());
     put(&mut provenance, "tool_call_id", p.tool_call_id.clone());
     let mut access = object(json!({ "count": m.access.count }));
-    put(&mut access, "last_accessed_at", m.access.last_accessed_at.map(time));
+    put(
+        &mut access,
+        "last_accessed_at",
+        m.access.last_accessed_at.map(time),
+    );
 
     let mut out = object(json!({
         "id": m.id.to_string(),

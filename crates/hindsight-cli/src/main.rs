@@ -6,12 +6,14 @@ mod cli;
 mod eval;
 mod json;
 mod output;
+mod progress;
 mod recall;
 mod records;
 mod review;
 mod serve;
 mod status;
 mod table;
+mod target;
 mod write;
 
 use std::process::ExitCode;

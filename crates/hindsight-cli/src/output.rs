@@ -92,8 +92,11 @@ pub fn memory_text(m: &Memory) -> String {
         .access
         .last_accessed_at
         .map_or_else(|| "never".to_string(), |t| t.to_string());
-    t.row(["accessed", &format!("{} times, last {last}", m.access.count)])
-        .row(["version", &m.version.to_string()]);
+    t.row([
+        "accessed",
+        &format!("{} times, last {last}", m.access.count),
+    ])
+    .row(["version", &m.version.to_string()]);
     t.render()
 }
 

@@ -1,8 +1,8 @@
 //! `hindsight serve`: one node with its gRPC and HTTP servers, until Ctrl-C or SIGTERM.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 
-use anyhow::Context;
 use hindsight_node::{Node, NodeConfig};
 use tracing::{info, warn};
 use tracing_subscriber::EnvFilter;
@@ -28,15 +28,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         config = %args.config.as_ref().map_or("built-in defaults".into(), |p| p.display().to_string()),
         data_dir = %config.node.data_dir.display(),
         node_id = config.node.id,
+        grpc = %grpc_addr,
+        http = %http_addr,
         embedding = ?config.embedding.provider,
-        "starting node"
+        "configuration loaded"
     );
-    std::fs::create_dir_all(&config.node.data_dir).with_context(|| {
-        format!(
-            "cannot create the data directory {}",
-            config.node.data_dir.display()
-        )
-    })?;
 
     let (grpc, http) = hindsight_api::bind_listeners(grpc_addr, http_addr).await?;
     let node = tokio::select! {
@@ -62,12 +58,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(served?)
 }
 
+/// Without `HINDSIGHT_LOG`, Raft's step-by-step messages are left out: they drown what the node itself
+/// reports.
+const DEFAULT_LOG_FILTER: &str = "info,openraft=warn";
+
 fn init_logging() {
-    let filter = EnvFilter::try_from_env("HINDSIGHT_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    // A second call (tests driving `run` twice) keeps the first subscriber.
+    let filter = EnvFilter::try_from_env("HINDSIGHT_LOG")
+        .unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
+    // Only one subscriber per process; a second `serve` in the same process keeps the first.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 

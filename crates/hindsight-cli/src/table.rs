@@ -27,10 +27,6 @@ impl Table {
         self
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
     pub fn render(&self) -> String {
         let lines: Vec<&Vec<String>> = self.header.iter().chain(&self.rows).collect();
         let columns = lines.iter().map(|l| l.len()).max().unwrap_or(0);

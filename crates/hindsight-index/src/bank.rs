@@ -101,6 +101,7 @@ struct Manifest {
     format: u32,
     meta: IndexMeta,
     graph_basename: Option<String>,
+    graph_points: usize,
     /// hnsw_rs writes its graph in native byte order.
     graph_little_endian: bool,
 }
@@ -303,12 +304,17 @@ impl BankIndex {
             format: DUMP_FORMAT,
             meta: self.meta(),
             graph_basename: vector.graph_basename,
+            graph_points: vector.graph_points,
             graph_little_endian: cfg!(target_endian = "little"),
         })
     }
 
     /// Loads the dump in `dir` with default settings; see [`Self::load_with_config`].
-    pub fn load(dir: &Path, expected_model_id: &str, expected_dim: usize) -> Result<Self, IndexError> {
+    pub fn load(
+        dir: &Path,
+        expected_model_id: &str,
+        expected_dim: usize,
+    ) -> Result<Self, IndexError> {
         Self::load_with_config(dir, expected_model_id, BankIndexConfig::new(expected_dim))
     }
 
@@ -335,7 +341,8 @@ impl BankIndex {
         let graph = manifest
             .graph_basename
             .as_deref()
-            .filter(|_| manifest.graph_little_endian == cfg!(target_endian = "little"));
+            .filter(|_| manifest.graph_little_endian == cfg!(target_endian = "little"))
+            .map(|b| (b, manifest.graph_points));
         let vectors = VectorIndex::load_from(&gen_dir.join(VECTOR_DIR), cfg.vector, graph)?;
         let bm25 = Bm25Index::from_bytes(&persist::read_file(&gen_dir.join(BM25_FILE))?)?;
         let entities =
@@ -396,8 +403,10 @@ fn read_manifest(dir: &Path) -> Result<(PathBuf, Manifest), IndexError> {
         )));
     }
     let gen_dir = dir.join(&generation);
-    let manifest: Manifest =
-        persist::decode(&persist::read_file(&gen_dir.join(MANIFEST_FILE))?, "manifest")?;
+    let manifest: Manifest = persist::decode(
+        &persist::read_file(&gen_dir.join(MANIFEST_FILE))?,
+        "manifest",
+    )?;
     if manifest.format != DUMP_FORMAT {
         return Err(IndexError::UnsupportedFormat {
             found: manifest.format,

@@ -71,7 +71,9 @@ impl State {
         let Some(slot) = self.slot_of.remove(&id) else {
             return false;
         };
-        let doc = self.docs[slot as usize].take().expect("slot_of points at a doc");
+        let doc = self.docs[slot as usize]
+            .take()
+            .expect("slot_of points at a doc");
         for &(term, _) in &doc.terms {
             let list = &mut self.postings[term as usize];
             if let Some(pos) = list.iter().position(|p| p.doc == slot) {
@@ -232,7 +234,10 @@ impl Bm25Index {
         let mut top = TopK::new(k);
         for slot in touched {
             let score = scores[slot as usize];
-            let id = st.docs[slot as usize].as_ref().expect("posting of live doc").id;
+            let id = st.docs[slot as usize]
+                .as_ref()
+                .expect("posting of live doc")
+                .id;
             if top.admits(id, score) && filter(id) {
                 top.push(id, score);
             }

@@ -55,7 +55,11 @@ pub(crate) fn normalised(v: &[f32], dim: usize) -> Result<Vec<f32>, IndexError> 
     }
     // f64 keeps the norm exact enough that re-normalising an already unit
     // vector is (almost always) the identity, which makes re-inserts idempotent.
-    let norm = v.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+    let norm = v
+        .iter()
+        .map(|&x| f64::from(x) * f64::from(x))
+        .sum::<f64>()
+        .sqrt();
     if norm == 0.0 || !norm.is_finite() {
         return Err(IndexError::InvalidVector("zero or overflowing norm"));
     }
@@ -87,7 +91,10 @@ mod tests {
     fn rejects_bad_vectors() {
         assert!(matches!(
             normalised(&[1.0, 2.0], 3),
-            Err(IndexError::DimensionMismatch { expected: 3, got: 2 })
+            Err(IndexError::DimensionMismatch {
+                expected: 3,
+                got: 2
+            })
         ));
         assert!(normalised(&[0.0, 0.0], 2).is_err());
         assert!(normalised(&[f32::NAN, 1.0], 2).is_err());

@@ -72,7 +72,9 @@ impl State {
         let Some(slot) = self.slot_of.remove(&id) else {
             return false;
         };
-        let mem = self.mems[slot as usize].take().expect("slot_of points at a memory");
+        let mem = self.mems[slot as usize]
+            .take()
+            .expect("slot_of points at a memory");
         for &e in &mem.entities {
             let list = &mut self.postings[e as usize];
             if let Some(pos) = list.iter().position(|&m| m == slot) {
@@ -115,7 +117,10 @@ impl State {
     }
 
     fn mem_id(&self, slot: u32) -> u128 {
-        self.mems[slot as usize].as_ref().expect("posting of live memory").id
+        self.mems[slot as usize]
+            .as_ref()
+            .expect("posting of live memory")
+            .id
     }
 
     /// Rarer entities say more about a memory.
@@ -174,7 +179,12 @@ impl EntityIndex {
         st.slot_of
             .get(&id)
             .and_then(|&s| st.mems[s as usize].as_ref())
-            .map(|m| m.entities.iter().map(|&e| st.names[e as usize].clone()).collect())
+            .map(|m| {
+                m.entities
+                    .iter()
+                    .map(|&e| st.names[e as usize].clone())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -183,7 +193,12 @@ impl EntityIndex {
         let st = self.inner.read();
         st.entity_ids
             .get(entity)
-            .map(|&e| st.postings[e as usize].iter().map(|&m| st.mem_id(m)).collect())
+            .map(|&e| {
+                st.postings[e as usize]
+                    .iter()
+                    .map(|&m| st.mem_id(m))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -337,7 +352,10 @@ impl std::fmt::Debug for EntityIndex {
         let st = self.inner.read();
         f.debug_struct("EntityIndex")
             .field("memories", &st.slot_of.len())
-            .field("entities", &st.postings.iter().filter(|p| !p.is_empty()).count())
+            .field(
+                "entities",
+                &st.postings.iter().filter(|p| !p.is_empty()).count(),
+            )
             .finish()
     }
 }
@@ -361,8 +379,8 @@ mod tests {
         idx.upsert(2, &["b", "c"]);
         idx.upsert(3, &["zzz"]);
         idx.remove(3);
-        let back = EntityIndex::from_bytes(&idx.to_bytes().unwrap(), EntityConfig::default())
-            .unwrap();
+        let back =
+            EntityIndex::from_bytes(&idx.to_bytes().unwrap(), EntityConfig::default()).unwrap();
         assert_eq!(back.entities_of(2), vec!["b", "c"]);
         assert_eq!(back.len(), 2);
         assert!(back.memories_of("zzz").is_empty());

@@ -104,7 +104,8 @@ impl TimeIndex {
             return Vec::new();
         }
         let half = ((i128::from(end_ms) - i128::from(start_ms)) as f64 / 2.0).max(1.0);
-        let centre = (i128::from(start_ms) + (i128::from(end_ms) - i128::from(start_ms)) / 2) as i64;
+        let centre =
+            (i128::from(start_ms) + (i128::from(end_ms) - i128::from(start_ms)) / 2) as i64;
         let st = self.inner.read();
         let mut before = st.window(start_ms, centre).rev().peekable();
         let mut after = st.window(centre, end_ms).peekable();
@@ -159,7 +160,12 @@ impl TimeIndex {
             .rev()
             .filter(|&&(_, id)| filter(id))
             .take(k)
-            .map(|&(t, id)| (id, ((i128::from(t) - i128::from(start_ms)) as f64 / width) as f32))
+            .map(|&(t, id)| {
+                (
+                    id,
+                    ((i128::from(t) - i128::from(start_ms)) as f64 / width) as f32,
+                )
+            })
             .collect()
     }
 
@@ -186,7 +192,9 @@ impl TimeIndex {
 
 impl std::fmt::Debug for TimeIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TimeIndex").field("len", &self.len()).finish()
+        f.debug_struct("TimeIndex")
+            .field("len", &self.len())
+            .finish()
     }
 }
 

@@ -3,7 +3,7 @@
 use hindsight_core::history::FieldChange;
 use hindsight_core::memory::{AccessStats, Signature, StatusChange};
 use hindsight_core::{
-    HistoryEntry, HistoryKind, Memory, Provenance, SourceKind, Slot, Status, Support,
+    HistoryEntry, HistoryKind, Memory, Provenance, Slot, SourceKind, Status, Support,
     ValidationError,
 };
 

@@ -207,11 +207,8 @@ mod tests {
             assert_eq!(round_trip::<_, pb::WriteResponse>(&outcome), outcome);
         }
 
-        let mut recall = RecallRequest::new(
-            vec!["a".parse().unwrap(), "b/c".parse().unwrap()],
-            "tea",
-            7,
-        );
+        let mut recall =
+            RecallRequest::new(vec!["a".parse().unwrap(), "b/c".parse().unwrap()], "tea", 7);
         recall.max_tokens = Some(300);
         recall.as_of = Some(t("2026-03-10T00:00:00Z"));
         recall.include_history = true;
@@ -322,6 +319,9 @@ mod tests {
             name: "superseded".into(),
             ..Default::default()
         };
-        assert!(Status::try_from(status).is_err(), "superseded needs its successor");
+        assert!(
+            Status::try_from(status).is_err(),
+            "superseded needs its successor"
+        );
     }
 }

@@ -26,7 +26,10 @@ fn more_matches_and_shorter_documents_rank_higher() {
     let idx = Bm25Index::new();
     idx.upsert(1, &words("rust async runtime"));
     idx.upsert(2, &words("rust"));
-    idx.upsert(3, &words("rust is a language with many many many words in it"));
+    idx.upsert(
+        3,
+        &words("rust is a language with many many many words in it"),
+    );
     idx.upsert(4, &words("python"));
     let hits = idx.search(&words("rust async"), 10, &all);
     assert_eq!(ids(&hits), vec![1, 2, 3]);

@@ -35,7 +35,10 @@ fn search_ranks_by_distance_to_the_window_centre() {
     assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.1)));
     assert!(hits[0].1 > hits[2].1);
     assert_eq!(ids(&idx.search(2 * DAY, 7 * DAY, 1, &all)), vec![4]);
-    assert_eq!(ids(&idx.search(2 * DAY, 7 * DAY, 2, &|id| id != 4)), vec![5, 3]);
+    assert_eq!(
+        ids(&idx.search(2 * DAY, 7 * DAY, 2, &|id| id != 4)),
+        vec![5, 3]
+    );
     assert!(idx.search(20 * DAY, 30 * DAY, 5, &all).is_empty());
 }
 
@@ -43,7 +46,10 @@ fn search_ranks_by_distance_to_the_window_centre() {
 fn latest_returns_newest_first() {
     let idx = sample();
     assert_eq!(ids(&idx.latest(0, 10 * DAY, 3, &all)), vec![9, 8, 7]);
-    assert_eq!(ids(&idx.latest(0, 5 * DAY, 2, &|id| id % 2 == 0)), vec![4, 2]);
+    assert_eq!(
+        ids(&idx.latest(0, 5 * DAY, 2, &|id| id.is_multiple_of(2))),
+        vec![4, 2]
+    );
 }
 
 #[test]
