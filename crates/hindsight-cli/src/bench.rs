@@ -42,23 +42,70 @@ pub struct BenchArgs {
 }
 
 const SUBJECTS: &[&str] = &[
-    "the user", "Alice", "Bob", "the billing team", "Project Falcon", "the support agent",
-    "Wang Fang", "the CFO", "our vendor", "the mobile app", "the data pipeline", "the CI job",
-    "用户", "张伟", "财务部", "运维团队",
+    "the user",
+    "Alice",
+    "Bob",
+    "the billing team",
+    "Project Falcon",
+    "the support agent",
+    "Wang Fang",
+    "the CFO",
+    "our vendor",
+    "the mobile app",
+    "the data pipeline",
+    "the CI job",
+    "用户",
+    "张伟",
+    "财务部",
+    "运维团队",
 ];
 const VERBS: &[&str] = &[
-    "prefers", "reported", "asked about", "scheduled", "cancelled", "approved", "rejected",
-    "needs", "fixed", "reviewed", "escalated", "forgot", "喜欢", "提到了", "安排了",
+    "prefers",
+    "reported",
+    "asked about",
+    "scheduled",
+    "cancelled",
+    "approved",
+    "rejected",
+    "needs",
+    "fixed",
+    "reviewed",
+    "escalated",
+    "forgot",
+    "喜欢",
+    "提到了",
+    "安排了",
 ];
 const OBJECTS: &[&str] = &[
-    "a refund", "the quarterly report", "green tea", "a flight to Tokyo", "the invoice",
-    "a password reset", "the Kubernetes upgrade", "weekly standups", "dark mode", "the API key",
-    "a hotel in Berlin", "the churn analysis", "dumplings", "the design doc", "火车票", "预算削减",
-    "季度复盘", "新的报销流程",
+    "a refund",
+    "the quarterly report",
+    "green tea",
+    "a flight to Tokyo",
+    "the invoice",
+    "a password reset",
+    "the Kubernetes upgrade",
+    "weekly standups",
+    "dark mode",
+    "the API key",
+    "a hotel in Berlin",
+    "the churn analysis",
+    "dumplings",
+    "the design doc",
+    "火车票",
+    "预算削减",
+    "季度复盘",
+    "新的报销流程",
 ];
 const WHEN: &[&str] = &[
-    "on Monday", "last week", "before the launch", "after lunch", "every Friday", "in March",
-    "during the outage", "上周", "明天上午",
+    "on Monday",
+    "last week",
+    "before the launch",
+    "after lunch",
+    "every Friday",
+    "in March",
+    "during the outage",
+    "上周",
+    "明天上午",
 ];
 
 fn sentence(rng: &mut StdRng, n: usize) -> String {
@@ -98,8 +145,12 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     let started = Instant::now();
     let mut writers = vec![];
     for _ in 0..args.concurrency.max(1) {
-        let (queue, target, bank, progress) =
-            (queue.clone(), target.clone(), bank.clone(), progress.clone());
+        let (queue, target, bank, progress) = (
+            queue.clone(),
+            target.clone(),
+            bank.clone(),
+            progress.clone(),
+        );
         writers.push(tokio::spawn(async move {
             loop {
                 let Some(batch) = queue.lock().pop() else {
@@ -109,7 +160,11 @@ pub async fn run(args: BenchArgs) -> Result<()> {
                 let requests = batch
                     .into_iter()
                     .map(|c| {
-                        WriteRequest::new(bank.clone(), c, Provenance::from_source(SourceKind::User))
+                        WriteRequest::new(
+                            bank.clone(),
+                            c,
+                            Provenance::from_source(SourceKind::User),
+                        )
                     })
                     .collect();
                 target.write_batch(requests).await?;

@@ -112,8 +112,14 @@ pub async fn run(args: EvalArgs) -> Result<()> {
             (target, Some(tmp))
         }
     };
-    let writes = timeline.iter().filter(|o| matches!(o, Op::Write(_))).count();
-    let queries = timeline.iter().filter(|o| matches!(o, Op::Query(_))).count();
+    let writes = timeline
+        .iter()
+        .filter(|o| matches!(o, Op::Write(_)))
+        .count();
+    let queries = timeline
+        .iter()
+        .filter(|o| matches!(o, Op::Query(_)))
+        .count();
     eprintln!(
         "replaying {} ({writes} writes, {queries} queries) against {}",
         args.dataset.display(),
@@ -185,10 +191,9 @@ pub async fn run(args: EvalArgs) -> Result<()> {
     for (category, min) in &args.min_success {
         match report.by_category.get(category) {
             Some(&(n, ok)) if (ok as f64 / n as f64) + 1e-9 >= *min => {}
-            Some(&(n, ok)) => failed.push(format!(
-                "{category} {:.3} < {min}",
-                ok as f64 / n as f64
-            )),
+            Some(&(n, ok)) => {
+                failed.push(format!("{category} {:.3} < {min}", ok as f64 / n as f64))
+            }
             None => failed.push(format!("{category}: no queries in this dataset")),
         }
     }
@@ -206,7 +211,10 @@ fn read_timeline(dir: &Path) -> Result<Vec<Op>> {
     )
     .with_context(|| format!("{} is not JSON", manifest.display()))?;
     if manifest.get("format").and_then(|f| f.as_u64()) != Some(1) {
-        bail!("unsupported benchmark format in {} (expected 1)", dir.display());
+        bail!(
+            "unsupported benchmark format in {} (expected 1)",
+            dir.display()
+        );
     }
     let path = dir.join("timeline.jsonl");
     let file =
@@ -304,7 +312,10 @@ impl Report {
     }
 
     fn print(&self, seconds: f64, out: &Path) {
-        println!("{:<20} {:>8} {:>8} {:>8}", "category", "queries", "success", "rate");
+        println!(
+            "{:<20} {:>8} {:>8} {:>8}",
+            "category", "queries", "success", "rate"
+        );
         let (mut n, mut ok, mut macro_sum) = (0, 0, 0.0);
         for (category, (total, success)) in &self.by_category {
             let rate = *success as f64 / *total as f64;
@@ -376,7 +387,10 @@ mod tests {
     fn judging_follows_the_format() {
         let r = ranked(&[&["w1", "w9"], &["w2"], &["w3"]]);
         assert!(judge(&query(&["w1", "w2"], &[], None), &r));
-        assert!(!judge(&query(&["w3"], &[], None), &r), "w3 is outside k = 2");
+        assert!(
+            !judge(&query(&["w3"], &[], None), &r),
+            "w3 is outside k = 2"
+        );
         assert!(judge(&query(&["w9"], &[], None), &r), "merged refs count");
         assert!(!judge(&query(&[], &["w2"], None), &r));
         assert!(judge(&query(&[], &["w3"], None), &r));

@@ -33,10 +33,9 @@ impl Target {
 
     pub fn describe(&self) -> String {
         match self {
-            Target::Embedded(node) => format!(
-                "an embedded node ({})",
-                node.status().embedding_model
-            ),
+            Target::Embedded(node) => {
+                format!("an embedded node ({})", node.status().embedding_model)
+            }
             Target::Remote(_, server) => format!("the server at {server}"),
         }
     }

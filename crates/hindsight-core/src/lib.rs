@@ -22,5 +22,5 @@ pub use id::MemoryId;
 pub use limits::Limits;
 pub use memory::{Kind, Memory, Provenance, Slot, SourceKind, Status, Subtype, Support};
 pub use recall::{Consistency, RecallRequest, RecallResponse};
-pub use write::{Disposition, WriteOutcome, WriteRequest};
 pub use time::Timestamp;
+pub use write::{Disposition, WriteOutcome, WriteRequest};

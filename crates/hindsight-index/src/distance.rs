@@ -20,8 +20,10 @@ impl Distance<f32> for UnitCosine {
     }
 }
 
-/// Dot product written with independent lanes so the optimiser can vectorise
-/// it (float addition is not associative, so a plain fold stays scalar).
+/// Dot product written with independent lanes so the optimiser can
+/// vectorise it (float addition is not associative, so a plain fold stays
+/// scalar). An AVX2/FMA version measured no faster on 100k × 512 scans,
+/// which are bound by memory bandwidth, so there is no unsafe SIMD here.
 #[inline]
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());

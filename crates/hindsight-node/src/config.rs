@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::NodeError;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NodeConfig {
     pub node: NodeSection,
@@ -151,20 +151,6 @@ impl Default for IndexSection {
     }
 }
 
-impl Default for NodeConfig {
-    fn default() -> Self {
-        NodeConfig {
-            node: NodeSection::default(),
-            embedding: EmbeddingSection::default(),
-            store: StoreSection::default(),
-            limits: Limits::default(),
-            bank_defaults: BankDefaults::default(),
-            review: ReviewSection::default(),
-            index: IndexSection::default(),
-        }
-    }
-}
-
 const SECTIONS: &[&str] = &[
     "node",
     "embedding",
@@ -229,7 +215,9 @@ impl NodeConfig {
             ("node.http_addr", &self.node.http_addr),
         ] {
             if addr.parse::<std::net::SocketAddr>().is_err() {
-                return bad(format!("{name} {addr:?} is not HOST:PORT (an IP address and a port)"));
+                return bad(format!(
+                    "{name} {addr:?} is not HOST:PORT (an IP address and a port)"
+                ));
             }
         }
         let d = &self.bank_defaults;
@@ -294,8 +282,14 @@ mod tests {
         )
         .unwrap();
         let env = vec![
-            ("HINDSIGHT_NODE_GRPC_ADDR".to_string(), "0.0.0.0:9000".to_string()),
-            ("HINDSIGHT_BANK_DEFAULTS_MIN_CONFIDENCE".into(), "0.5".into()),
+            (
+                "HINDSIGHT_NODE_GRPC_ADDR".to_string(),
+                "0.0.0.0:9000".to_string(),
+            ),
+            (
+                "HINDSIGHT_BANK_DEFAULTS_MIN_CONFIDENCE".into(),
+                "0.5".into(),
+            ),
             ("HINDSIGHT_EMBEDDING_PROVIDER".into(), "hashing".into()),
             ("UNRELATED".into(), "1".into()),
         ];
@@ -311,7 +305,10 @@ mod tests {
     fn unknown_keys_and_bad_values_are_refused() {
         let bad_key = vec![("HINDSIGHT_NODE_DATADIR".to_string(), "x".to_string())];
         assert!(NodeConfig::load(None, bad_key).is_err());
-        let bad_addr = vec![("HINDSIGHT_NODE_HTTP_ADDR".to_string(), "localhost".to_string())];
+        let bad_addr = vec![(
+            "HINDSIGHT_NODE_HTTP_ADDR".to_string(),
+            "localhost".to_string(),
+        )];
         assert!(NodeConfig::load(None, bad_addr).is_err());
     }
 

@@ -54,7 +54,10 @@ pub fn build(config: &NodeConfig) -> Result<SharedEmbedder, NodeError> {
 }
 
 /// Embeds on a blocking thread: the forward pass is CPU-bound and must not stall the async runtime.
-pub async fn embed(embedder: &SharedEmbedder, texts: Vec<String>) -> Result<Vec<Vec<f32>>, NodeError> {
+pub async fn embed(
+    embedder: &SharedEmbedder,
+    texts: Vec<String>,
+) -> Result<Vec<Vec<f32>>, NodeError> {
     let embedder = embedder.clone();
     tokio::task::spawn_blocking(move || {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

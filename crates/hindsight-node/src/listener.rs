@@ -36,7 +36,9 @@ impl ApplyListener for EffectRouter {
         for (bank, effects) in by_bank {
             self.registry.note_effect(&bank, log_index);
             if let Some(handle) = self.registry.get(&bank) {
-                let _ = handle.actor.send_message(BankMsg::Applied { log_index, effects });
+                let _ = handle
+                    .actor
+                    .send_message(BankMsg::Applied { log_index, effects });
             }
         }
     }

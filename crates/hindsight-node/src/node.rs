@@ -48,7 +48,10 @@ impl Node {
         config.validate()?;
         let data_dir = config.node.data_dir.clone();
         std::fs::create_dir_all(&data_dir).map_err(|e| {
-            NodeError::Config(format!("cannot create data dir {}: {e}", data_dir.display()))
+            NodeError::Config(format!(
+                "cannot create data dir {}: {e}",
+                data_dir.display()
+            ))
         })?;
         tracing::info!(data_dir = %data_dir.display(), "starting node {}", config.node.id);
         let embedder = {
@@ -169,7 +172,12 @@ impl Node {
     ) -> Result<Vec<MemoryId>, NodeError> {
         let memory = self.get(id).await?;
         let reason = if reason.trim().is_empty() {
-            if hard { "hard delete requested" } else { "archived on request" }.to_string()
+            if hard {
+                "hard delete requested"
+            } else {
+                "archived on request"
+            }
+            .to_string()
         } else {
             reason
         };
@@ -203,8 +211,15 @@ impl Node {
         name: BankName,
         patch: BankPatch,
     ) -> Result<BankConfig, NodeError> {
-        if self.reader().bank(&name).map_err(NodeError::internal)?.is_some() {
-            return Err(NodeError::AlreadyExists(format!("bank {name} already exists")));
+        if self
+            .reader()
+            .bank(&name)
+            .map_err(NodeError::internal)?
+            .is_some()
+        {
+            return Err(NodeError::AlreadyExists(format!(
+                "bank {name} already exists"
+            )));
         }
         let config = apply_patch(self.default_bank_config(name, Timestamp::now()), patch)?;
         let (_, outcome) = self
@@ -228,7 +243,7 @@ impl Node {
         let memory_count = self
             .reader()
             .bank_memory_count(&name)
-            .map_err(NodeError::internal)? as u64;
+            .map_err(NodeError::internal)?;
         Ok(BankInfo {
             config,
             memory_count,
@@ -241,7 +256,7 @@ impl Node {
             let memory_count = self
                 .reader()
                 .bank_memory_count(&config.name)
-                .map_err(NodeError::internal)? as u64;
+                .map_err(NodeError::internal)?;
             banks.push(BankInfo {
                 config,
                 memory_count,
@@ -367,7 +382,10 @@ impl Node {
         config
     }
 
-    pub(crate) async fn propose(&self, command: Command) -> Result<(u64, CommandOutcome), NodeError> {
+    pub(crate) async fn propose(
+        &self,
+        command: Command,
+    ) -> Result<(u64, CommandOutcome), NodeError> {
         if !self.is_ready() {
             return Err(NodeError::Unavailable("the node is shutting down".into()));
         }
@@ -385,7 +403,12 @@ impl Node {
         if let Some(handle) = self.inner.context.registry.get(bank) {
             return Ok(handle.view);
         }
-        if self.reader().bank(bank).map_err(NodeError::internal)?.is_none() {
+        if self
+            .reader()
+            .bank(bank)
+            .map_err(NodeError::internal)?
+            .is_none()
+        {
             return Err(NodeError::NotFound(format!("bank {bank} does not exist")));
         }
         let bank = bank.clone();
@@ -468,7 +491,12 @@ impl Node {
         if hits.is_empty() {
             return;
         }
-        if let Err(e) = self.inner.store.propose(Command::RecordAccess { hits }).await {
+        if let Err(e) = self
+            .inner
+            .store
+            .propose(Command::RecordAccess { hits })
+            .await
+        {
             tracing::debug!(error = %e, "access statistics not recorded");
         }
     }

@@ -20,6 +20,9 @@ const ARM_KEYWORD: &str = "keyword";
 const ARM_ENTITY: &str = "entity";
 const ARM_TEMPORAL: &str = "temporal";
 
+/// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see [`semantic_quality`]).
+type ArmResult = (u128, f32, f32);
+
 /// An explicit time expression is a strong statement of intent, so the temporal arm counts double.
 const TEMPORAL_WEIGHT: f32 = 2.0;
 
@@ -101,45 +104,62 @@ impl Plan {
 
         for view in views {
             let config = view.config();
-            let min_confidence = self
-                .request
-                .filters
-                .min_confidence
-                .unwrap_or(if self.request.include_history {
-                    0.0
-                } else {
-                    config.min_confidence
-                });
+            let min_confidence =
+                self.request
+                    .filters
+                    .min_confidence
+                    .unwrap_or(if self.request.include_history {
+                        0.0
+                    } else {
+                        config.min_confidence
+                    });
             view.with_records(|records| {
                 let visible = |id: u128| -> bool {
                     records
                         .get(&MemoryId(id))
                         .is_some_and(|m| self.status_if_visible(m, min_confidence).is_some())
                 };
-                let mut arms: Vec<(&'static str, f32, Vec<(u128, f32)>)> = vec![(
+                let semantic = view
+                    .index
+                    .vectors()
+                    .search(&self.query_vector, depth, &visible)
+                    .unwrap_or_default();
+                let mut arms: Vec<(&'static str, f32, Vec<ArmResult>)> = vec![(
                     ARM_SEMANTIC,
                     1.0,
-                    view.index
-                        .vectors()
-                        .search(&self.query_vector, depth, &visible)
-                        .unwrap_or_default(),
+                    semantic
+                        .into_iter()
+                        .map(|(id, sim)| (id, sim, semantic_quality(sim)))
+                        .collect(),
                 )];
                 if !self.terms.is_empty() {
+                    let bm25 = view.index.bm25();
+                    let best_possible = keyword_best_possible(bm25, &self.terms);
+                    let hits = bm25.search(&self.terms, depth, &visible);
                     arms.push((
                         ARM_KEYWORD,
                         1.0,
-                        view.index.bm25().search(&self.terms, depth, &visible),
+                        hits.into_iter()
+                            .map(|(id, score)| (id, score, (score / best_possible).min(1.0)))
+                            .collect(),
                     ));
                 }
                 if !self.entities.is_empty() {
+                    let hits = view
+                        .index
+                        .entities()
+                        .search(&self.entities, 2, depth, &visible);
+                    let top = hits.first().map_or(1.0, |h| h.1.max(f32::EPSILON));
                     arms.push((
                         ARM_ENTITY,
                         1.0,
-                        view.index.entities().search(&self.entities, 2, depth, &visible),
+                        hits.into_iter()
+                            .map(|(id, score)| (id, score, (score / top).min(1.0)))
+                            .collect(),
                     ));
                 }
                 if let Some((start, end)) = self.window {
-                    let mut in_window: Vec<(u128, f32)> = view
+                    let mut in_window: Vec<ArmResult> = view
                         .index
                         .time()
                         .range(start.millis(), end.millis())
@@ -147,7 +167,7 @@ impl Plan {
                         .filter(|id| visible(*id))
                         .filter_map(|id| {
                             let v = view.index.vectors().get(id)?;
-                            Some((id, dot(&v, &self.query_vector)))
+                            Some((id, dot(&v, &self.query_vector), 1.0))
                         })
                         .collect();
                     in_window.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -156,7 +176,7 @@ impl Plan {
                 }
                 for (arm, weight, ranked) in arms {
                     arm_weights.insert(arm, weight);
-                    for (rank, (id, score)) in ranked.into_iter().enumerate() {
+                    for (rank, (id, score, quality)) in ranked.into_iter().enumerate() {
                         let Some(memory) = records.get(&MemoryId(id)) else {
                             continue;
                         };
@@ -171,7 +191,7 @@ impl Plan {
                             fused: 0.0,
                             in_window: false,
                         });
-                        candidate.fused += weight / (RRF_K + rank as f32 + 1.0);
+                        candidate.fused += weight * quality / (RRF_K + rank as f32 + 1.0);
                         candidate.in_window |= arm == ARM_TEMPORAL;
                         candidate.arms.push(ArmHit {
                             arm: arm.to_string(),
@@ -285,13 +305,45 @@ impl Plan {
         if !filters.tags.iter().all(|t| memory.tags.contains(t)) {
             return None;
         }
-        if filters.occurred_from.is_some_and(|from| memory.occurred_at < from)
-            || filters.occurred_to.is_some_and(|to| memory.occurred_at >= to)
+        if filters
+            .occurred_from
+            .is_some_and(|from| memory.occurred_at < from)
+            || filters
+                .occurred_to
+                .is_some_and(|to| memory.occurred_at >= to)
         {
             return None;
         }
         Some(status)
     }
+}
+
+/// How strongly a hit supports relevance, in 0..1. Plain RRF counts rank only, so a bank where every
+/// memory shares one weak word ("user", "用户") would let keyword noise outrank the one memory that
+/// means the same thing as the query; weighting each hit's RRF share by its quality prevents that.
+///
+/// Cosine similarity of unrelated sentences sits around 0.1–0.3 with the default model and of
+/// paraphrases around 0.5–0.8: map 0.15 → 0 and 0.65 → 1.
+fn semantic_quality(similarity: f32) -> f32 {
+    ((similarity - 0.15) / 0.5).clamp(0.02, 1.0)
+}
+
+/// A BM25 score a document matching every query term once at average length would get: the sum of the
+/// terms' idf, counting a term no memory contains at the highest idf. A hit's score over it says how
+/// much of the query it covers.
+fn keyword_best_possible(bm25: &hindsight_index::Bm25Index, terms: &[String]) -> f32 {
+    let n = bm25.len() as f32;
+    let mut distinct: Vec<&String> = terms.iter().collect();
+    distinct.sort();
+    distinct.dedup();
+    let total: f32 = distinct
+        .into_iter()
+        .map(|t| {
+            let df = bm25.doc_freq(t) as f32;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .sum();
+    total.max(f32::EPSILON)
 }
 
 fn flags(candidate: &Candidate) -> Vec<String> {

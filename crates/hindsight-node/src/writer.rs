@@ -7,8 +7,7 @@ use hindsight_core::command::{Command, CommandOutcome, WriteItem, WriteResult};
 use hindsight_core::memory::{AccessStats, StatusChange};
 use hindsight_core::write::{Disposition, WriteOutcome, WriteRequest};
 use hindsight_core::{
-    BankConfig, BankName, Kind, Memory, MemoryId, Slot, Status, Support, Timestamp,
-    ValidationError,
+    BankConfig, BankName, Kind, Memory, MemoryId, Slot, Status, Support, Timestamp, ValidationError,
 };
 
 use crate::bank::BankView;
@@ -57,7 +56,11 @@ pub async fn write_batch(
         if banks.contains_key(&request.bank) {
             continue;
         }
-        let entry = match node.reader().bank(&request.bank).map_err(NodeError::internal)? {
+        let entry = match node
+            .reader()
+            .bank(&request.bank)
+            .map_err(NodeError::internal)?
+        {
             Some(config) => {
                 let view = node.bank_view(&request.bank).await?;
                 (config, Some(view))
@@ -265,7 +268,10 @@ fn find_duplicate(
                     .get(&MemoryId(id))
                     .is_some_and(|m| m.kind == memory.kind && !m.status.hidden_by_default())
             };
-            view.index.vectors().search(vector, 3, &filter).unwrap_or_default()
+            view.index
+                .vectors()
+                .search(vector, 3, &filter)
+                .unwrap_or_default()
         });
         for (id, similarity) in found {
             if similarity < threshold || best.is_some_and(|(_, s)| s >= similarity) {

@@ -33,7 +33,12 @@ fn write(bank_name: &str, content: &str) -> WriteRequest {
     )
 }
 
-async fn recall_ids(node: &Node, banks: &[&str], query: &str, as_of: Option<Timestamp>) -> Vec<String> {
+async fn recall_ids(
+    node: &Node,
+    banks: &[&str],
+    query: &str,
+    as_of: Option<Timestamp>,
+) -> Vec<String> {
     let mut request = RecallRequest::new(banks.iter().map(|b| bank(b)).collect(), query, 10);
     request.as_of = as_of;
     node.recall(request)
@@ -54,12 +59,19 @@ mod write_and_recall {
         let node = Node::start(config(dir.path())).await.unwrap();
         for i in 0..20 {
             let outcome = node
-                .write(write("acme/agent-1", &format!("note number {i} about kiwis")))
+                .write(write(
+                    "acme/agent-1",
+                    &format!("note number {i} about kiwis"),
+                ))
                 .await
                 .unwrap();
             assert_eq!(outcome.disposition, Disposition::Created);
-            let found = recall_ids(&node, &["acme/agent-1"], &format!("note number {i}"), None).await;
-            assert!(found.contains(&format!("note number {i} about kiwis")), "{found:?}");
+            let found =
+                recall_ids(&node, &["acme/agent-1"], &format!("note number {i}"), None).await;
+            assert!(
+                found.contains(&format!("note number {i} about kiwis")),
+                "{found:?}"
+            );
         }
         node.shutdown().await;
     }
@@ -68,8 +80,14 @@ mod write_and_recall {
     async fn an_identical_restatement_merges_and_a_changed_value_does_not() {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::start(config(dir.path())).await.unwrap();
-        let first = node.write(write("a/b", "The user drinks green tea every morning")).await.unwrap();
-        let again = node.write(write("a/b", "The user drinks green tea every morning")).await.unwrap();
+        let first = node
+            .write(write("a/b", "The user drinks green tea every morning"))
+            .await
+            .unwrap();
+        let again = node
+            .write(write("a/b", "The user drinks green tea every morning"))
+            .await
+            .unwrap();
         let Disposition::MergedInto { target, .. } = again.disposition else {
             panic!("expected a merge, got {:?}", again.disposition)
         };
@@ -78,7 +96,10 @@ mod write_and_recall {
         assert_eq!(merged.support.count, 2);
         assert_eq!(merged.support.merged, vec![again.id]);
         let negated = node
-            .write(write("a/b", "The user no longer drinks green tea every morning"))
+            .write(write(
+                "a/b",
+                "The user no longer drinks green tea every morning",
+            ))
             .await
             .unwrap();
         assert_eq!(negated.disposition, Disposition::Created);
@@ -91,15 +112,21 @@ mod write_and_recall {
     async fn recall_reads_several_banks_and_honours_filters() {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::start(config(dir.path())).await.unwrap();
-        node.write(write("acme/agent-1", "private note about the refund policy")).await.unwrap();
-        node.write(write("acme/team", "team rule about the refund policy")).await.unwrap();
+        node.write(write(
+            "acme/agent-1",
+            "private note about the refund policy",
+        ))
+        .await
+        .unwrap();
+        node.write(write("acme/team", "team rule about the refund policy"))
+            .await
+            .unwrap();
         let mut episodic = write("acme/team", "we discussed the refund policy on a call");
         episodic.kind = Kind::Episodic;
         node.write(episodic).await.unwrap();
         let both = recall_ids(&node, &["acme/agent-1", "acme/team"], "refund policy", None).await;
         assert_eq!(both.len(), 3, "{both:?}");
-        let mut only_semantic =
-            RecallRequest::new(vec![bank("acme/team")], "refund policy", 10);
+        let mut only_semantic = RecallRequest::new(vec![bank("acme/team")], "refund policy", 10);
         only_semantic.filters.kinds = vec![Kind::Semantic];
         let hits = node.recall(only_semantic).await.unwrap().hits;
         assert_eq!(hits.len(), 1);
@@ -123,19 +150,46 @@ mod lifecycle {
         let stored = node.get(id).await.unwrap();
         assert_eq!(stored.expires_at, Some(ts("2026-02-13T10:00:00Z")));
 
-        let alive = recall_ids(&node, &["a/b"], "cold meetings", Some(ts("2026-02-11T00:00:00Z"))).await;
+        let alive = recall_ids(
+            &node,
+            &["a/b"],
+            "cold meetings",
+            Some(ts("2026-02-11T00:00:00Z")),
+        )
+        .await;
         assert_eq!(alive.len(), 1);
-        let gone = recall_ids(&node, &["a/b"], "cold meetings", Some(ts("2026-02-14T00:00:00Z"))).await;
-        assert!(gone.is_empty(), "expired memories are not recalled as of later times");
+        let gone = recall_ids(
+            &node,
+            &["a/b"],
+            "cold meetings",
+            Some(ts("2026-02-14T00:00:00Z")),
+        )
+        .await;
+        assert!(
+            gone.is_empty(),
+            "expired memories are not recalled as of later times"
+        );
 
-        let report = node.review(bank("a/b"), Some(ts("2026-02-14T00:00:00Z"))).await.unwrap();
+        let report = node
+            .review(bank("a/b"), Some(ts("2026-02-14T00:00:00Z")))
+            .await
+            .unwrap();
         assert_eq!(report.expired, vec![id]);
         let expired = node.get(id).await.unwrap();
         assert_eq!(expired.status, Status::Expired);
         // Point in time: before expiry it was active, and recall as of then still finds it.
-        let before = recall_ids(&node, &["a/b"], "cold meetings", Some(ts("2026-02-11T00:00:00Z"))).await;
+        let before = recall_ids(
+            &node,
+            &["a/b"],
+            "cold meetings",
+            Some(ts("2026-02-11T00:00:00Z")),
+        )
+        .await;
         assert_eq!(before.len(), 1);
-        let again = node.review(bank("a/b"), Some(ts("2026-02-15T00:00:00Z"))).await.unwrap();
+        let again = node
+            .review(bank("a/b"), Some(ts("2026-02-15T00:00:00Z")))
+            .await
+            .unwrap();
         assert!(again.expired.is_empty(), "a second review changes nothing");
     }
 
@@ -147,7 +201,10 @@ mod lifecycle {
         task.kind = Kind::Working;
         task.occurred_at = Some(ts("2026-03-01T00:00:00Z"));
         let id = node.write(task).await.unwrap().id;
-        assert_eq!(node.get(id).await.unwrap().expires_at, Some(ts("2026-03-02T00:00:00Z")));
+        assert_eq!(
+            node.get(id).await.unwrap().expires_at,
+            Some(ts("2026-03-02T00:00:00Z"))
+        );
         node.shutdown().await;
     }
 
@@ -155,10 +212,16 @@ mod lifecycle {
     async fn soft_forget_hides_and_hard_forget_deletes() {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::start(config(dir.path())).await.unwrap();
-        let id = node.write(write("a/b", "the office wifi password hint is blue")).await.unwrap().id;
+        let id = node
+            .write(write("a/b", "the office wifi password hint is blue"))
+            .await
+            .unwrap()
+            .id;
         node.forget(id, false, String::new()).await.unwrap();
         assert_eq!(node.get(id).await.unwrap().status, Status::Archived);
-        assert!(recall_ids(&node, &["a/b"], "wifi password hint", None).await.is_empty());
+        assert!(recall_ids(&node, &["a/b"], "wifi password hint", None)
+            .await
+            .is_empty());
         let mut with_history = RecallRequest::new(vec![bank("a/b")], "wifi password hint", 5);
         with_history.include_history = true;
         assert_eq!(node.recall(with_history).await.unwrap().hits.len(), 1);
@@ -177,11 +240,15 @@ mod faults {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::start(config(dir.path())).await.unwrap();
         for i in 0..30 {
-            node.write(write("a/b", &format!("fact {i} about the ledger"))).await.unwrap();
+            node.write(write("a/b", &format!("fact {i} about the ledger")))
+                .await
+                .unwrap();
         }
         node.inject_bank_panic(&bank("a/b")).await.unwrap();
         // The next requests work whether or not the restart has finished.
-        node.write(write("a/b", "fact after the crash about the ledger")).await.unwrap();
+        node.write(write("a/b", "fact after the crash about the ledger"))
+            .await
+            .unwrap();
         let found = recall_ids(&node, &["a/b"], "ledger", None).await;
         assert_eq!(found.len(), 10);
         let after = recall_ids(&node, &["a/b"], "fact after the crash", None).await;
@@ -201,7 +268,13 @@ mod faults {
             let batch = (0..50)
                 .map(|i| write("a/b", &format!("durable memory {i} of the archive")))
                 .collect();
-            ids.extend(node.write_batch(batch).await.unwrap().into_iter().map(|o| o.id));
+            ids.extend(
+                node.write_batch(batch)
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .map(|o| o.id),
+            );
             before = recall_ids(&node, &["a/b"], "durable memory archive", None).await;
             node.shutdown().await;
         }
@@ -226,20 +299,28 @@ mod bad_input {
     async fn invalid_requests_are_refused_and_change_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::start(config(dir.path())).await.unwrap();
-        node.create_bank(bank("a/b"), BankPatch::default()).await.unwrap();
+        node.create_bank(bank("a/b"), BankPatch::default())
+            .await
+            .unwrap();
         assert!(invalid(node.write(write("a/b", "  ")).await));
         let huge = "x".repeat(node.config().limits.max_content_bytes + 1);
         assert!(invalid(node.write(write("a/b", &huge)).await));
         let batch = vec![write("a/b", "fine"), write("a/b", "")];
-        assert!(invalid(node.write_batch(batch).await), "one bad item refuses the batch");
+        assert!(
+            invalid(node.write_batch(batch).await),
+            "one bad item refuses the batch"
+        );
         assert!(invalid(
-            node.recall(RecallRequest::new(vec![bank("a/b")], "q", 0)).await
+            node.recall(RecallRequest::new(vec![bank("a/b")], "q", 0))
+                .await
         ));
         assert!(invalid(
-            node.recall(RecallRequest::new(vec![bank("a/b")], "q", 1_000_000)).await
+            node.recall(RecallRequest::new(vec![bank("a/b")], "q", 1_000_000))
+                .await
         ));
         assert!(matches!(
-            node.recall(RecallRequest::new(vec![bank("no/such")], "q", 5)).await,
+            node.recall(RecallRequest::new(vec![bank("no/such")], "q", 5))
+                .await,
             Err(NodeError::NotFound(_))
         ));
         assert!(matches!(

@@ -14,7 +14,10 @@ use crate::embedding;
 
 pub enum BankMsg {
     /// Effects of one applied log entry on this bank.
-    Applied { log_index: u64, effects: Vec<Effect> },
+    Applied {
+        log_index: u64,
+        effects: Vec<Effect>,
+    },
     /// Writes the indexes to disk if they changed since the last dump.
     Dump(Option<RpcReplyPort<()>>),
     /// Test hook: fail as a bug would, to exercise supervision.

@@ -33,10 +33,7 @@ impl BankRegistry {
     /// Removes the entry only if it still belongs to `actor` (a restarted actor may have replaced it).
     pub fn remove_actor(&self, bank: &BankName, actor: ractor::ActorId) {
         let mut running = self.running.write();
-        if running
-            .get(bank)
-            .is_some_and(|h| h.actor.get_id() == actor)
-        {
+        if running.get(bank).is_some_and(|h| h.actor.get_id() == actor) {
             running.remove(bank);
         }
     }
