@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use hindsight_core::recall::{ArmHit, Explain, RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::scoring::{freshness, lifecycle_score, max_fused_score, RRF_K};
-use hindsight_core::{Memory, MemoryId, Status, Timestamp};
+use hindsight_core::{BankConfig, Memory, MemoryId, Status, Timestamp};
 
 use crate::bank::BankView;
 use crate::embedding;
@@ -87,9 +87,10 @@ struct Plan {
 }
 
 struct Candidate {
+    /// Position of the candidate's bank in the request's views.
+    bank: usize,
     memory: Arc<Memory>,
     status: Status,
-    vector: Option<Vec<f32>>,
     arms: Vec<ArmHit>,
     fused: f32,
     in_window: bool,
@@ -102,8 +103,9 @@ impl Plan {
         let mut candidates: HashMap<MemoryId, Candidate> = HashMap::new();
         let mut arm_weights: HashMap<&'static str, f32> = HashMap::new();
 
-        for view in views {
-            let config = view.config();
+        // One copy of each bank's settings per request, not one per candidate.
+        let configs: Vec<BankConfig> = views.iter().map(|v| v.config()).collect();
+        for (bank, (view, config)) in views.iter().zip(&configs).enumerate() {
             let min_confidence =
                 self.request
                     .filters
@@ -184,9 +186,9 @@ impl Plan {
                             continue;
                         };
                         let candidate = candidates.entry(memory.id).or_insert_with(|| Candidate {
+                            bank,
                             memory: memory.clone(),
                             status,
-                            vector: None,
                             arms: vec![],
                             fused: 0.0,
                             in_window: false,
@@ -207,14 +209,13 @@ impl Plan {
         let mut scored: Vec<(f32, Explain, Candidate)> = candidates
             .into_values()
             .map(|c| {
-                let view = views.iter().find(|v| v.name == c.memory.bank);
-                let weights = view.map(|v| v.config().weights).unwrap_or_default();
+                let weights = &configs[c.bank].weights;
                 let relevance = (c.fused / best_possible).min(1.0);
                 let fresh = freshness(
                     self.as_of.days_since(c.memory.occurred_at),
                     weights.freshness_days,
                 );
-                let score = lifecycle_score(&weights, relevance, c.memory.confidence, fresh);
+                let score = lifecycle_score(weights, relevance, c.memory.confidence, fresh);
                 let explain = Explain {
                     arms: c.arms.clone(),
                     relevance,
@@ -231,19 +232,21 @@ impl Plan {
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory.id.cmp(&b.2.memory.id)));
 
         let mut hits: Vec<RecallHit> = vec![];
-        let mut kept_vectors: Vec<(f32, Vec<f32>)> = vec![];
+        let mut kept_vectors: Vec<Vec<f32>> = vec![];
         let mut tokens_used = 0u32;
-        for (score, mut explain, mut candidate) in scored {
+        for (score, explain, candidate) in scored {
             if hits.len() >= top_k {
                 break;
             }
-            let view = views.iter().find(|v| v.name == candidate.memory.bank);
-            let collapse_at = view.map_or(0.97, |v| v.config().collapse_threshold);
-            candidate.vector = view.and_then(|v| v.index.vectors().get(candidate.memory.id.0));
-            if let Some(vector) = &candidate.vector {
+            let collapse_at = configs[candidate.bank].collapse_threshold;
+            let vector = views[candidate.bank]
+                .index
+                .vectors()
+                .get(candidate.memory.id.0);
+            if let Some(vector) = &vector {
                 let twin = kept_vectors
                     .iter()
-                    .position(|(_, kept)| dot(kept, vector) >= collapse_at);
+                    .position(|kept| dot(kept, vector) >= collapse_at);
                 if let Some(position) = twin {
                     hits[position]
                         .explain
@@ -259,8 +262,8 @@ impl Plan {
                 }
                 tokens_used += tokens;
             }
-            explain.score = score;
-            kept_vectors.push((score, candidate.vector.take().unwrap_or_default()));
+            // Kept in step with `hits`: a twin's position is the hit it folds into.
+            kept_vectors.push(vector.unwrap_or_default());
             hits.push(RecallHit {
                 memory: (*candidate.memory).clone(),
                 status: candidate.status,
