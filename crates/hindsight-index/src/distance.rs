@@ -11,7 +11,7 @@ use crate::IndexError;
 /// f64 on every call; vectors here are normalised once on insert, so a
 /// clamped dot product is both safe and cheaper.
 #[derive(Default, Clone, Copy, Debug)]
-pub struct UnitCosine;
+pub(crate) struct UnitCosine;
 
 impl Distance<f32> for UnitCosine {
     fn eval(&self, va: &[f32], vb: &[f32]) -> f32 {
