@@ -110,7 +110,7 @@ async fn delete(args: BankNameArgs) -> anyhow::Result<()> {
 }
 
 /// The patch the flags ask for. `base` completes a partial set of weights; without it, weights are
-/// sent only when all four are given.
+/// sent only when all five are given.
 fn patch(s: &BankSettings, base: Option<&ScoringWeights>) -> BankPatch {
     let weights = match base {
         Some(base) => Some(s.weights_over(base)),
@@ -128,12 +128,13 @@ fn patch(s: &BankSettings, base: Option<&ScoringWeights>) -> BankPatch {
 }
 
 impl BankSettings {
-    fn weight_flags(&self) -> [Option<f32>; 4] {
+    fn weight_flags(&self) -> [Option<f32>; 5] {
         [
             self.weight_relevance,
             self.weight_confidence,
             self.weight_freshness,
             self.freshness_days,
+            self.fact_freshness_days,
         ]
     }
 
@@ -152,6 +153,7 @@ impl BankSettings {
             confidence: self.weight_confidence.unwrap_or(base.confidence),
             freshness: self.weight_freshness.unwrap_or(base.freshness),
             freshness_days: self.freshness_days.unwrap_or(base.freshness_days),
+            fact_freshness_days: self.fact_freshness_days.unwrap_or(base.fact_freshness_days),
         }
     }
 }
@@ -174,8 +176,8 @@ fn bank_text(bank: &BankConfig, memory_count: Option<u64>) -> String {
         .row([
             "weights",
             &format!(
-                "relevance {} · confidence {} · freshness {} (over {} days)",
-                w.relevance, w.confidence, w.freshness, w.freshness_days
+                "relevance {} · confidence {} · freshness {} (over {} days, facts {} days)",
+                w.relevance, w.confidence, w.freshness, w.freshness_days, w.fact_freshness_days
             ),
         ]);
     if let Some(count) = memory_count {

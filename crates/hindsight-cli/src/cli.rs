@@ -260,9 +260,12 @@ pub struct BankSettings {
     /// Weight of freshness in the recall score.
     #[arg(long)]
     pub weight_freshness: Option<f32>,
-    /// Freshness is exp(-age_days / freshness_days).
+    /// Freshness of events (episodic, working) is exp(-age_days / freshness_days).
     #[arg(long)]
     pub freshness_days: Option<f32>,
+    /// Freshness of semantic memory is exp(-age_days / fact_freshness_days).
+    #[arg(long)]
+    pub fact_freshness_days: Option<f32>,
 }
 
 #[derive(Debug, Args)]

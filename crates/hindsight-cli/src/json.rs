@@ -208,6 +208,7 @@ pub fn bank(b: &BankConfig) -> Value {
             "confidence": num(w.confidence),
             "freshness": num(w.freshness),
             "freshness_days": num(w.freshness_days),
+            "fact_freshness_days": num(w.fact_freshness_days),
         },
         "min_confidence": num(b.min_confidence),
         "dedup_threshold": num(b.dedup_threshold),

@@ -4,6 +4,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ValidationError;
+use crate::memory::Kind;
 use crate::time::Timestamp;
 
 pub const MAX_BANK_NAME_LEN: usize = 128;
@@ -79,8 +80,27 @@ pub struct ScoringWeights {
     pub relevance: f32,
     pub confidence: f32,
     pub freshness: f32,
-    /// Freshness is `exp(-age_days / freshness_days)`.
+    /// Freshness of events (episodic and working memory) is `exp(-age_days / freshness_days)`.
     pub freshness_days: f32,
+    /// Freshness of semantic memory (facts, preferences, procedures, lessons, rules) decays over
+    /// this many days instead: a fact stays true until it is superseded or its validity ends, so
+    /// age alone should barely move it.
+    #[serde(default = "default_fact_freshness_days")]
+    pub fact_freshness_days: f32,
+}
+
+fn default_fact_freshness_days() -> f32 {
+    365.0
+}
+
+impl ScoringWeights {
+    /// The time scale of freshness for a memory of `kind`.
+    pub fn freshness_days_for(&self, kind: Kind) -> f32 {
+        match kind {
+            Kind::Semantic => self.fact_freshness_days,
+            Kind::Episodic | Kind::Working => self.freshness_days,
+        }
+    }
 }
 
 impl Default for ScoringWeights {
@@ -90,6 +110,7 @@ impl Default for ScoringWeights {
             confidence: 0.3,
             freshness: 0.1,
             freshness_days: 30.0,
+            fact_freshness_days: default_fact_freshness_days(),
         }
     }
 }
@@ -147,13 +168,21 @@ impl BankConfig {
         unit("weights.relevance", self.weights.relevance)?;
         unit("weights.confidence", self.weights.confidence)?;
         unit("weights.freshness", self.weights.freshness)?;
-        if self.weights.freshness_days <= 0.0 {
-            return Err(ValidationError::OutOfRange {
-                field: "weights.freshness_days",
-                value: self.weights.freshness_days.to_string(),
-                min: "0 (exclusive)".into(),
-                max: "unbounded".into(),
-            });
+        for (field, days) in [
+            ("weights.freshness_days", self.weights.freshness_days),
+            (
+                "weights.fact_freshness_days",
+                self.weights.fact_freshness_days,
+            ),
+        ] {
+            if days.is_nan() || days <= 0.0 {
+                return Err(ValidationError::OutOfRange {
+                    field,
+                    value: days.to_string(),
+                    min: "0 (exclusive)".into(),
+                    max: "unbounded".into(),
+                });
+            }
         }
         if self.description.len() > 4096 {
             return Err(ValidationError::FieldTooLong {
@@ -194,5 +223,13 @@ mod tests {
         }
         let long = "a".repeat(129);
         assert!(long.parse::<BankName>().is_err());
+    }
+
+    #[test]
+    fn a_stored_config_without_fact_freshness_reads_with_the_default() {
+        let mut json = serde_json::to_value(ScoringWeights::default()).unwrap();
+        json.as_object_mut().unwrap().remove("fact_freshness_days");
+        let weights: ScoringWeights = serde_json::from_value(json).unwrap();
+        assert_eq!(weights.fact_freshness_days, 365.0);
     }
 }

@@ -44,6 +44,7 @@ pub fn lifecycle_score(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::Kind;
 
     #[test]
     fn rrf_rewards_agreement_between_arms() {
@@ -61,5 +62,15 @@ mod tests {
         assert!((s - (0.6 + 0.15 + 0.1)).abs() < 1e-6);
         assert!((freshness(30.0, 30.0) - (-1.0f32).exp()).abs() < 1e-6);
         assert_eq!(freshness(-5.0, 30.0), 1.0);
+    }
+
+    #[test]
+    fn a_fact_ages_far_more_slowly_than_an_event() {
+        let w = ScoringWeights::default();
+        let event = freshness(90.0, w.freshness_days_for(Kind::Episodic));
+        let fact = freshness(90.0, w.freshness_days_for(Kind::Semantic));
+        assert!(event < 0.06, "{event}");
+        assert!(fact > 0.75, "{fact}");
+        assert_eq!(w.freshness_days_for(Kind::Working), w.freshness_days);
     }
 }

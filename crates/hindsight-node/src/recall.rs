@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use hindsight_core::recall::{ArmHit, Explain, RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::scoring::{freshness, lifecycle_score, max_fused_score, RRF_K};
-use hindsight_core::{BankConfig, Memory, MemoryId, Status, Timestamp};
+use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
 
 use crate::bank::BankView;
 use crate::embedding;
@@ -54,10 +54,16 @@ pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallRes
         }
         None => request.query.clone(),
     };
-    let query_vector = embedding::embed(&node.context().embedder, vec![text_query.clone()])
+    let user_voice = hindsight_text::in_user_voice(&text_query);
+    let mut texts = vec![text_query.clone()];
+    texts.extend(user_voice.iter().cloned());
+    let mut vectors = embedding::embed(&node.context().embedder, texts)
         .await?
-        .pop()
+        .into_iter();
+    let query_vector = vectors
+        .next()
         .ok_or_else(|| NodeError::internal("embedder returned no vector"))?;
+    let user_voice_vector = vectors.next();
 
     let plan = Plan {
         request,
@@ -67,6 +73,7 @@ pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallRes
         terms: hindsight_text::Analyzer::shared().terms(&text_query),
         entities: hindsight_text::query_entities(&text_query),
         query_vector,
+        user_voice_vector,
     };
     let mut response = tokio::task::spawn_blocking(move || plan.run(&views))
         .await
@@ -84,6 +91,9 @@ struct Plan {
     terms: Vec<String>,
     entities: Vec<String>,
     query_vector: Vec<f32>,
+    /// The query as the user would have asked it (see [`hindsight_text::in_user_voice`]), compared
+    /// with memories in the user's own words instead of `query_vector`.
+    user_voice_vector: Option<Vec<f32>>,
 }
 
 struct Candidate {
@@ -121,11 +131,7 @@ impl Plan {
                         .get(&MemoryId(id))
                         .is_some_and(|m| self.status_if_visible(m, min_confidence).is_some())
                 };
-                let semantic = view
-                    .index
-                    .vectors()
-                    .search(&self.query_vector, depth, &visible)
-                    .unwrap_or_default();
+                let semantic = self.semantic_hits(view, records, depth, &visible);
                 let mut arms: Vec<(&'static str, f32, Vec<ArmResult>)> = vec![(
                     ARM_SEMANTIC,
                     1.0,
@@ -168,8 +174,9 @@ impl Plan {
                         .into_iter()
                         .filter(|id| visible(*id))
                         .filter_map(|id| {
+                            let memory = records.get(&MemoryId(id))?;
                             let v = view.index.vectors().get(id)?;
-                            Some((id, dot(&v, &self.query_vector), 1.0))
+                            Some((id, dot(&v, self.query_vector_for(memory)), 1.0))
                         })
                         .collect();
                     in_window.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -213,7 +220,7 @@ impl Plan {
                 let relevance = (c.fused / best_possible).min(1.0);
                 let fresh = freshness(
                     self.as_of.days_since(c.memory.occurred_at),
-                    weights.freshness_days,
+                    weights.freshness_days_for(c.memory.kind),
                 );
                 let score = lifecycle_score(weights, relevance, c.memory.confidence, fresh);
                 let explain = Explain {
@@ -283,6 +290,47 @@ impl Plan {
             tokens_used,
             took_micros: 0,
         }
+    }
+
+    /// The query vector to compare `memory` with: the user's own words answer the question asked
+    /// in the user's voice.
+    fn query_vector_for(&self, memory: &Memory) -> &[f32] {
+        match &self.user_voice_vector {
+            Some(voice) if memory.provenance.source == SourceKind::User => voice,
+            _ => &self.query_vector,
+        }
+    }
+
+    /// The semantic arm: nearest memories by cosine, each compared with the phrasing of the query
+    /// that matches its voice. With two phrasings both are searched and the union re-scored.
+    fn semantic_hits(
+        &self,
+        view: &BankView,
+        records: &HashMap<MemoryId, Arc<Memory>>,
+        depth: usize,
+        visible: &dyn Fn(u128) -> bool,
+    ) -> Vec<(u128, f32)> {
+        let vectors = view.index.vectors();
+        let mut hits = vectors
+            .search(&self.query_vector, depth, visible)
+            .unwrap_or_default();
+        let Some(voice) = &self.user_voice_vector else {
+            return hits;
+        };
+        hits.extend(vectors.search(voice, depth, visible).unwrap_or_default());
+        hits.sort_by_key(|h| h.0);
+        hits.dedup_by_key(|h| h.0);
+        let mut rescored: Vec<(u128, f32)> = hits
+            .into_iter()
+            .filter_map(|(id, _)| {
+                let memory = records.get(&MemoryId(id))?;
+                let stored = vectors.get(id)?;
+                Some((id, dot(&stored, self.query_vector_for(memory))))
+            })
+            .collect();
+        rescored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        rescored.truncate(depth);
+        rescored
     }
 
     /// The status recall reports for `memory`, or `None` when the memory is left out.

@@ -135,6 +135,47 @@ mod write_and_recall {
     }
 }
 
+mod ranking {
+    use super::*;
+
+    async fn semantic_score(node: &Node, query: &str, content: &str) -> f32 {
+        let request = RecallRequest::new(vec![bank("a/voice")], query, 10);
+        let hits = node.recall(request).await.unwrap().hits;
+        let hit = hits
+            .iter()
+            .find(|h| h.memory.content == content)
+            .unwrap_or_else(|| panic!("{content:?} not recalled for {query:?}"));
+        hit.explain
+            .arms
+            .iter()
+            .find(|a| a.arm == "semantic")
+            .expect("semantic arm hit")
+            .score
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_question_about_the_user_meets_the_users_own_words_in_the_first_person() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let said = "My favourite drink is jasmine tea";
+        let noted = "The user's favourite snack is a pretzel";
+        node.write(write("a/voice", said)).await.unwrap();
+        let mut agent_note = write("a/voice", noted);
+        agent_note.provenance = Provenance::from_source(SourceKind::Agent);
+        node.write(agent_note).await.unwrap();
+
+        let asked = "What is the user's favourite drink?";
+        let in_voice = "What is my favourite drink?";
+        // The user's statement is compared with the question as the user would ask it...
+        let user_score = semantic_score(&node, asked, said).await;
+        assert!((user_score - semantic_score(&node, in_voice, said).await).abs() < 1e-5);
+        // ...the agent's own third-person note with the question as asked.
+        let agent_score = semantic_score(&node, asked, noted).await;
+        assert!((agent_score - semantic_score(&node, in_voice, noted).await).abs() > 1e-3);
+        node.shutdown().await;
+    }
+}
+
 mod lifecycle {
     use super::*;
 

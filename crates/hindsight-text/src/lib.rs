@@ -11,6 +11,7 @@
 //! - [`has_negation`], [`has_change_cue`], [`has_hedge`], [`has_override_cue`]: lexical cues for
 //!   the rules judge and the guard.
 //! - [`extract_slot`]: the (subject, attribute, value) a statement fills, for conflict detection.
+//! - [`in_user_voice`]: a question about "the user" as the user would have asked it.
 //! - [`detect_lang`], [`count_tokens`].
 //!
 //! ```
@@ -39,6 +40,7 @@ mod slot;
 mod stopwords;
 mod time_expr;
 mod tokens;
+mod voice;
 
 pub use analyzer::Analyzer;
 pub use cues::{
@@ -53,6 +55,7 @@ pub use time_expr::{
     strip_time_expr, TimeWindow,
 };
 pub use tokens::{count_tokens, truncate_to_tokens, warm_up_tokenizer};
+pub use voice::in_user_voice;
 
 /// Builds the segmenter, the tokenizer and the pattern tables now (a few hundred milliseconds),
 /// so that the first request does not pay for them.

@@ -67,6 +67,7 @@ impl From<&ScoringWeights> for pb::ScoringWeights {
             confidence: w.confidence,
             freshness: w.freshness,
             freshness_days: w.freshness_days,
+            fact_freshness_days: w.fact_freshness_days,
         }
     }
 }
@@ -78,6 +79,12 @@ impl From<pb::ScoringWeights> for ScoringWeights {
             confidence: w.confidence,
             freshness: w.freshness,
             freshness_days: w.freshness_days,
+            // proto3 cannot tell an older client's missing field from zero.
+            fact_freshness_days: if w.fact_freshness_days == 0.0 {
+                ScoringWeights::default().fact_freshness_days
+            } else {
+                w.fact_freshness_days
+            },
         }
     }
 }

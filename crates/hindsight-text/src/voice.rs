@@ -1,0 +1,139 @@
+//! The user's voice: an agent asks about "the user", but what the user told it is stored in the
+//! user's own words ("I live in Berlin", "我住在深圳"). Sentence encoders score a third-person
+//! question against a first-person statement poorly (and favour the agent's own notes, which say
+//! "the user" too), so recall also asks the question as the user would have said it and compares
+//! that phrasing with memories whose source is the user.
+
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+
+/// Words after which "the user" is the object of a verb or preposition, so it becomes "me".
+const OBJECT_CONTEXT: &[&str] = &[
+    "to", "for", "with", "about", "of", "by", "from", "at", "on", "in", "into", "remind", "tell",
+    "notify", "contact", "reach", "email", "call", "text", "message", "ask", "help", "send",
+    "show", "give", "let", "told", "asked", "ping", "alert", "inform",
+];
+
+static ENGLISH_USER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:(?P<prev>[a-z]+)\s+)?(?:the|this|our)\s+user(?P<poss>'s|s')?\b(?:\s+(?P<verb>is|was|has|does|doesn't|isn't|wasn't|hasn't)\b)?",
+    )
+    .expect("valid pattern")
+});
+
+static CHINESE_USER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:该|这位|这个)?用户").expect("valid pattern"));
+
+/// The question rephrased in the user's own voice, or `None` when it does not speak of the user.
+///
+/// ```
+/// use hindsight_text::in_user_voice;
+/// assert_eq!(in_user_voice("Which city is the user based in?").unwrap(), "Which city am I based in?");
+/// assert_eq!(in_user_voice("How should alerts be delivered to the user?").unwrap(), "How should alerts be delivered to me?");
+/// assert_eq!(in_user_voice("What is the user's favourite drink?").unwrap(), "What is my favourite drink?");
+/// assert_eq!(in_user_voice("应该通过什么方式提醒用户？").unwrap(), "应该通过什么方式提醒我？");
+/// assert_eq!(in_user_voice("What framework do we use?"), None);
+/// ```
+pub fn in_user_voice(query: &str) -> Option<String> {
+    let mut changed = false;
+    let english = ENGLISH_USER.replace_all(query, |c: &Captures| {
+        changed = true;
+        let prev = c.name("prev").map(|m| m.as_str());
+        let verb = c.name("verb").map(|m| m.as_str().to_ascii_lowercase());
+        let lead = prev.map(|p| format!("{p} ")).unwrap_or_default();
+        if c.name("poss").is_some() {
+            let tail = verb.map(|v| format!(" {v}")).unwrap_or_default();
+            return format!("{lead}my{tail}");
+        }
+        let prev_lower = prev.map(str::to_ascii_lowercase);
+        // "is the user" / "does the user": the question inverts subject and verb.
+        let inverted = match prev_lower.as_deref() {
+            Some("is") => Some("am I"),
+            Some("was") => Some("was I"),
+            Some("does") => Some("do I"),
+            Some("did") => Some("did I"),
+            Some("has") => Some("have I"),
+            Some("can") | Some("should") | Some("would") | Some("will") | Some("could") => None,
+            _ => None,
+        };
+        let rest = verb.map(|v| format!(" {}", first_person_verb(&v)));
+        if let Some(inverted) = inverted {
+            return format!("{inverted}{}", rest.unwrap_or_default());
+        }
+        let pronoun = match prev_lower.as_deref() {
+            Some(p) if OBJECT_CONTEXT.contains(&p) && rest.is_none() => "me",
+            _ => "I",
+        };
+        format!("{lead}{pronoun}{}", rest.unwrap_or_default())
+    });
+    let chinese = CHINESE_USER.replace_all(&english, |_: &Captures| {
+        changed = true;
+        "我"
+    });
+    changed.then(|| chinese.into_owned())
+}
+
+fn first_person_verb(verb: &str) -> &str {
+    match verb {
+        "is" => "am",
+        "isn't" => "am not",
+        "has" => "have",
+        "hasn't" => "haven't",
+        "does" => "do",
+        "doesn't" => "don't",
+        "wasn't" => "wasn't",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_user_voice;
+
+    fn voice(q: &str) -> String {
+        in_user_voice(q).unwrap_or_else(|| panic!("{q:?} speaks of the user"))
+    }
+
+    #[test]
+    fn subject_becomes_i_and_its_verb_agrees() {
+        assert_eq!(
+            voice("Where is the user travelling at the moment?"),
+            "Where am I travelling at the moment?"
+        );
+        assert_eq!(
+            voice("The user is allergic to what?"),
+            "I am allergic to what?"
+        );
+        assert_eq!(
+            voice("What does the user drink in the morning?"),
+            "What do I drink in the morning?"
+        );
+        assert_eq!(
+            voice("Which editor should the user's team use?"),
+            "Which editor should my team use?"
+        );
+    }
+
+    #[test]
+    fn object_becomes_me() {
+        assert_eq!(
+            voice("What should I remind the user about?"),
+            "What should I remind me about?"
+        );
+        assert_eq!(voice("Send this user a summary"), "Send me a summary");
+    }
+
+    #[test]
+    fn chinese_user_becomes_wo() {
+        assert_eq!(voice("用户住在哪个城市？"), "我住在哪个城市？");
+        assert_eq!(voice("该用户对什么过敏？"), "我对什么过敏？");
+    }
+
+    #[test]
+    fn questions_that_do_not_speak_of_the_user_are_left_alone() {
+        assert_eq!(in_user_voice("Who leads Project Falcon?"), None);
+        assert_eq!(in_user_voice("How many users signed up?"), None);
+        assert_eq!(in_user_voice("谁负责猎鹰项目？"), None);
+    }
+}
