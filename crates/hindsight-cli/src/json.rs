@@ -296,6 +296,7 @@ mod tests {
             signature: None,
             version: 1,
             updated_at: t,
+            updated_index: 0,
         }
     }
 

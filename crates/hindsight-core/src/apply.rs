@@ -6,6 +6,9 @@ use crate::command::{AccessHit, Command, CommandOutcome, WriteItem, WriteResult}
 use crate::history::{FieldChange, HistoryEntry, HistoryKind};
 use crate::id::MemoryId;
 use crate::memory::{Memory, Status, StatusChange};
+use crate::review::{
+    ChangeReason, Conflict, ConflictResolution, CycleReport, MemoryChange, ReviewState,
+};
 use crate::time::Timestamp;
 
 /// State access the apply rules need. Writes must be visible to later reads of the same apply.
@@ -19,6 +22,10 @@ pub trait StateMut {
     fn remove_history(&mut self, id: MemoryId);
     fn put_bank(&mut self, config: &BankConfig);
     fn remove_bank(&mut self, name: &BankName);
+    fn review_state(&self, bank: &BankName) -> Option<ReviewState>;
+    fn put_review_state(&mut self, bank: &BankName, state: &ReviewState);
+    fn conflict(&self, bank: &BankName, id: u64) -> Option<Conflict>;
+    fn put_conflict(&mut self, conflict: &Conflict);
 }
 
 /// What an apply changed, so derived indexes on every replica can follow.
@@ -109,7 +116,187 @@ impl<S: StateMut> Ctx<'_, S> {
             Command::Batch(commands) => {
                 CommandOutcome::Batch(commands.iter().map(|c| self.apply(c)).collect())
             }
+            Command::Review {
+                bank,
+                changes,
+                conflicts,
+                report,
+                watermark,
+                deferred,
+            } => self.review(bank, changes, conflicts, report, *watermark, deferred),
+            Command::ResolveConflict {
+                bank,
+                id,
+                resolution,
+                changes,
+            } => self.resolve_conflict(bank, *id, resolution, changes, at_of(resolution)),
         }
+    }
+
+    fn review(
+        &mut self,
+        bank: &BankName,
+        changes: &[MemoryChange],
+        conflicts: &[Conflict],
+        report: &CycleReport,
+        watermark: u64,
+        deferred: &[(MemoryId, MemoryId)],
+    ) -> CommandOutcome {
+        if self.state.bank(bank).is_none() {
+            return rejected(format!("bank {bank} does not exist"), true);
+        }
+        let mut state = self.state.review_state(bank).unwrap_or_default();
+        let mut applied = vec![];
+        for change in changes {
+            if self.change_memory(bank, change, report.started_at) {
+                applied.push(change.id);
+            }
+        }
+        let mut opened = vec![];
+        for conflict in conflicts {
+            let mut conflict = conflict.clone();
+            conflict.id = state.next_conflict;
+            state.next_conflict += 1;
+            conflict.bank = bank.clone();
+            self.state.put_conflict(&conflict);
+            opened.push(conflict.id);
+        }
+        state.watermark = state.watermark.max(watermark);
+        state.cycles += 1;
+        let mut report = report.clone();
+        report.cycle = state.cycles;
+        state.last = Some(report);
+        state.deferred = deferred.to_vec();
+        self.state.put_review_state(bank, &state);
+        CommandOutcome::Reviewed {
+            changed: applied,
+            conflicts: opened,
+            cycle: state.cycles,
+        }
+    }
+
+    /// Carries out one review change; false when the memory is gone or no longer in the bank, or
+    /// when a later command already hid it (a change never revives a hidden record).
+    fn change_memory(&mut self, bank: &BankName, change: &MemoryChange, at: Timestamp) -> bool {
+        let Some(mut memory) = self.state.memory(change.id) else {
+            return false;
+        };
+        if &memory.bank != bank || memory.status == Status::Deleted {
+            return false;
+        }
+        let reopens = change
+            .status
+            .as_ref()
+            .is_some_and(|s| !s.hidden_by_default());
+        if memory.status.hidden_by_default() && reopens {
+            return false;
+        }
+        let mut fields = vec![];
+        if let Some(status) = &change.status {
+            if *status != memory.status {
+                fields.push(FieldChange::new("status", &memory.status, status));
+                memory.status = status.clone();
+                memory.status_log.push(StatusChange {
+                    effective_at: change.effective_at,
+                    status: status.clone(),
+                });
+            }
+        }
+        if let Some(confidence) = change.confidence {
+            let confidence = confidence.clamp(0.0, 1.0);
+            if confidence != memory.confidence {
+                fields.push(FieldChange::new(
+                    "confidence",
+                    memory.confidence,
+                    confidence,
+                ));
+                memory.confidence = confidence;
+            }
+        }
+        if let Some(valid_to) = change.valid_to {
+            if memory.valid_to != Some(valid_to) {
+                let old = memory.valid_to.map(|t| t.to_string()).unwrap_or_default();
+                fields.push(FieldChange::new("valid_to", old, valid_to));
+                memory.valid_to = Some(valid_to);
+            }
+        }
+        if let Some(absorbed) = change.absorbed {
+            if let Some(from) = self.state.memory(absorbed) {
+                if !memory.support.merged.contains(&absorbed) {
+                    let old = memory.support.count;
+                    memory.support.count += from.support.count.max(1);
+                    memory.support.merged.push(absorbed);
+                    // What the absorbed record had absorbed travels with it.
+                    for id in &from.support.merged {
+                        if !memory.support.merged.contains(id) {
+                            memory.support.merged.push(*id);
+                        }
+                    }
+                    fields.push(FieldChange::new("support.count", old, memory.support.count));
+                    fields.push(FieldChange::new("support.merged", "", absorbed));
+                }
+            }
+        }
+        if fields.is_empty() {
+            return false;
+        }
+        let kind = match change.reason {
+            ChangeReason::Archived => HistoryKind::Archived,
+            ChangeReason::Absorbed => HistoryKind::Merged,
+            _ if change.status.is_some() => HistoryKind::StatusChanged,
+            _ => HistoryKind::Updated,
+        };
+        memory.version += 1;
+        memory.updated_at = at;
+        memory.updated_index = self.log_index;
+        self.state.put_memory(&memory);
+        let related = change
+            .related
+            .map(|id| format!(" (with {id})"))
+            .unwrap_or_default();
+        self.history(
+            &memory,
+            kind,
+            change.effective_at,
+            at,
+            &format!("review:{}", change.judge),
+            format!(
+                "{}{related}: {}",
+                change.reason.as_str(),
+                change.explanation
+            ),
+            fields,
+        );
+        self.effects.push(Effect::MemoryUpserted(Box::new(memory)));
+        true
+    }
+
+    fn resolve_conflict(
+        &mut self,
+        bank: &BankName,
+        id: u64,
+        resolution: &ConflictResolution,
+        changes: &[MemoryChange],
+        at: Timestamp,
+    ) -> CommandOutcome {
+        let Some(mut conflict) = self.state.conflict(bank, id) else {
+            return rejected(format!("conflict {id} not found in bank {bank}"), true);
+        };
+        if conflict.resolution.is_some() {
+            return rejected(format!("conflict {id} is already resolved"), false);
+        }
+        let mut applied = vec![];
+        for change in changes {
+            if change.id != conflict.a && change.id != conflict.b {
+                continue;
+            }
+            if self.change_memory(bank, change, at) {
+                applied.push(change.id);
+            }
+        }
+        conflict.resolution = Some(resolution.clone());
+        self.state.put_conflict(&conflict);
+        CommandOutcome::ConflictResolved { changed: applied }
     }
 
     fn write(&mut self, item: &WriteItem) -> WriteResult {
@@ -146,6 +333,9 @@ impl<S: StateMut> Ctx<'_, S> {
                 };
             }
         }
+        let mut memory = (**memory).clone();
+        memory.updated_index = self.log_index;
+        let memory = &memory;
         self.state.put_memory(memory);
         self.history(
             memory,
@@ -157,7 +347,7 @@ impl<S: StateMut> Ctx<'_, S> {
             vec![],
         );
         self.effects
-            .push(Effect::MemoryUpserted(Box::new((**memory).clone())));
+            .push(Effect::MemoryUpserted(Box::new(memory.clone())));
         WriteResult::Created { id: memory.id }
     }
 
@@ -189,6 +379,7 @@ impl<S: StateMut> Ctx<'_, S> {
         }
         target.version += 1;
         target.updated_at = duplicate.recorded_at;
+        target.updated_index = self.log_index;
         self.state.put_memory(&target);
         self.history(
             &target,
@@ -307,6 +498,7 @@ impl<S: StateMut> Ctx<'_, S> {
         });
         memory.version += 1;
         memory.updated_at = at;
+        memory.updated_index = self.log_index;
         self.state.put_memory(&memory);
         self.history(
             &memory,
@@ -354,6 +546,10 @@ impl<S: StateMut> Ctx<'_, S> {
     }
 }
 
+fn at_of(resolution: &ConflictResolution) -> Timestamp {
+    resolution.resolved_at
+}
+
 fn rejected(reason: String, not_found: bool) -> CommandOutcome {
     CommandOutcome::Rejected { reason, not_found }
 }
@@ -370,6 +566,8 @@ mod tests {
         memories: BTreeMap<MemoryId, Memory>,
         banks: HashMap<BankName, BankConfig>,
         history: Vec<HistoryEntry>,
+        reviews: HashMap<BankName, ReviewState>,
+        conflicts: BTreeMap<(BankName, u64), Conflict>,
     }
 
     impl StateMut for MemState {
@@ -403,6 +601,19 @@ mod tests {
         }
         fn remove_bank(&mut self, name: &BankName) {
             self.banks.remove(name);
+        }
+        fn review_state(&self, bank: &BankName) -> Option<ReviewState> {
+            self.reviews.get(bank).cloned()
+        }
+        fn put_review_state(&mut self, bank: &BankName, state: &ReviewState) {
+            self.reviews.insert(bank.clone(), state.clone());
+        }
+        fn conflict(&self, bank: &BankName, id: u64) -> Option<Conflict> {
+            self.conflicts.get(&(bank.clone(), id)).cloned()
+        }
+        fn put_conflict(&mut self, conflict: &Conflict) {
+            self.conflicts
+                .insert((conflict.bank.clone(), conflict.id), conflict.clone());
         }
     }
 
@@ -589,5 +800,162 @@ mod tests {
             Some(Status::Active)
         );
         assert_eq!(state.memories[&MemoryId(2)].status, Status::Active);
+    }
+
+    fn change(id: u128, reason: ChangeReason) -> MemoryChange {
+        MemoryChange {
+            id: MemoryId(id),
+            reason,
+            status: None,
+            confidence: None,
+            valid_to: None,
+            absorbed: None,
+            related: None,
+            effective_at: Timestamp(5_000_000),
+            judge: "rules".into(),
+            explanation: "test".into(),
+        }
+    }
+
+    fn review(changes: Vec<MemoryChange>, conflicts: Vec<Conflict>) -> Command {
+        Command::Review {
+            bank: "test/bank".parse().unwrap(),
+            changes,
+            conflicts,
+            report: CycleReport::default(),
+            watermark: 2,
+            deferred: vec![],
+        }
+    }
+
+    #[test]
+    fn a_supersession_hides_the_old_statement_from_its_new_time_on() {
+        let mut state = with_bank();
+        run(
+            &mut state,
+            Command::Write {
+                items: vec![create(1, "tea"), create(2, "coffee now")],
+            },
+        );
+        let mut old = change(1, ChangeReason::Superseded);
+        old.status = Some(Status::Superseded { by: MemoryId(2) });
+        old.confidence = Some(0.05);
+        old.valid_to = Some(Timestamp(5_000_000));
+        old.related = Some(MemoryId(2));
+        let mut new = change(2, ChangeReason::Confirmed);
+        new.confidence = Some(1.0);
+        let outcome = apply(&mut state, &review(vec![old, new], vec![]), 7, &mut vec![]);
+        assert_eq!(
+            outcome,
+            CommandOutcome::Reviewed {
+                changed: vec![MemoryId(1), MemoryId(2)],
+                conflicts: vec![],
+                cycle: 1
+            }
+        );
+        let superseded = &state.memories[&MemoryId(1)];
+        assert_eq!(superseded.valid_to, Some(Timestamp(5_000_000)));
+        assert_eq!(superseded.confidence, 0.05);
+        assert_eq!(superseded.updated_index, 7);
+        assert_eq!(
+            superseded.status_as_of(Timestamp(4_999_999)),
+            Some(Status::Active)
+        );
+        assert!(superseded
+            .status_as_of(Timestamp(5_000_000))
+            .is_some_and(|s| s.hidden_by_default()));
+        let why = state.history.last().unwrap();
+        assert_eq!(why.memory, MemoryId(2));
+        let old_why = state
+            .history
+            .iter()
+            .rfind(|h| h.memory == MemoryId(1))
+            .unwrap();
+        assert_eq!(old_why.actor, "review:rules");
+        assert!(
+            old_why.reason.starts_with("superseded"),
+            "{}",
+            old_why.reason
+        );
+        assert_eq!(
+            state.reviews[&"test/bank".parse::<BankName>().unwrap()].watermark,
+            2
+        );
+    }
+
+    #[test]
+    fn an_absorbed_duplicate_carries_its_support_and_a_hidden_record_is_not_revived() {
+        let mut state = with_bank();
+        run(
+            &mut state,
+            Command::Write {
+                items: vec![
+                    create(1, "peanut allergy"),
+                    create(2, "allergic to peanuts"),
+                ],
+            },
+        );
+        let mut away = change(2, ChangeReason::MergedAway);
+        away.status = Some(Status::Superseded { by: MemoryId(1) });
+        let mut into = change(1, ChangeReason::Absorbed);
+        into.absorbed = Some(MemoryId(2));
+        run(&mut state, review(vec![away, into], vec![]));
+        let kept = &state.memories[&MemoryId(1)];
+        assert_eq!(kept.support.count, 2);
+        assert_eq!(kept.support.merged, vec![MemoryId(2)]);
+        let mut revive = change(2, ChangeReason::Disputed);
+        revive.status = Some(Status::Disputed);
+        let outcome = run(&mut state, review(vec![revive], vec![]));
+        assert!(matches!(outcome, CommandOutcome::Reviewed { changed, .. } if changed.is_empty()));
+    }
+
+    #[test]
+    fn a_queued_conflict_is_resolved_once() {
+        let mut state = with_bank();
+        run(
+            &mut state,
+            Command::Write {
+                items: vec![create(1, "a"), create(2, "b")],
+            },
+        );
+        let conflict = Conflict {
+            id: 0,
+            bank: "test/bank".parse().unwrap(),
+            a: MemoryId(1),
+            b: MemoryId(2),
+            judge: "rules".into(),
+            explanation: "cannot tell".into(),
+            opened_at: Timestamp(1),
+            resolution: None,
+        };
+        let outcome = run(&mut state, review(vec![], vec![conflict]));
+        assert!(
+            matches!(outcome, CommandOutcome::Reviewed { conflicts, .. } if conflicts == vec![0])
+        );
+        let resolution = ConflictResolution {
+            outcome: crate::review::ResolutionOutcome::KeepA,
+            resolved_at: Timestamp(9),
+            note: "".into(),
+        };
+        let mut drop_b = change(2, ChangeReason::Falsified);
+        drop_b.status = Some(Status::Falsified);
+        let resolve = Command::ResolveConflict {
+            bank: "test/bank".parse().unwrap(),
+            id: 0,
+            resolution,
+            changes: vec![drop_b],
+        };
+        assert!(matches!(
+            run(&mut state, resolve.clone()),
+            CommandOutcome::ConflictResolved { .. }
+        ));
+        assert_eq!(state.memories[&MemoryId(2)].status, Status::Falsified);
+        assert!(matches!(
+            run(&mut state, resolve),
+            CommandOutcome::Rejected {
+                not_found: false,
+                ..
+            }
+        ));
     }
 }

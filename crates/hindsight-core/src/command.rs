@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 use crate::bank::{BankConfig, BankName};
 use crate::id::MemoryId;
 use crate::memory::Memory;
+use crate::review::{Conflict, ConflictResolution, CycleReport, MemoryChange};
 use crate::time::Timestamp;
 
 /// A state change, carried by one Raft log entry. Everything a replica needs to apply it
@@ -41,6 +42,23 @@ pub enum Command {
     },
     /// Group commit: several client commands in one log entry, applied in order.
     Batch(Vec<Command>),
+    /// One review cycle's decisions for a bank, with its report and the watermark it reached.
+    Review {
+        bank: BankName,
+        changes: Vec<MemoryChange>,
+        conflicts: Vec<Conflict>,
+        report: CycleReport,
+        watermark: u64,
+        /// Pairs left for the next cycle; replaces the bank's previous list.
+        deferred: Vec<(MemoryId, MemoryId)>,
+    },
+    /// A person's (or a stronger judge's) answer to a queued conflict.
+    ResolveConflict {
+        bank: BankName,
+        id: u64,
+        resolution: ConflictResolution,
+        changes: Vec<MemoryChange>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,6 +105,14 @@ pub enum CommandOutcome {
     },
     AccessRecorded,
     Batch(Vec<CommandOutcome>),
+    Reviewed {
+        changed: Vec<MemoryId>,
+        conflicts: Vec<u64>,
+        cycle: u64,
+    },
+    ConflictResolved {
+        changed: Vec<MemoryId>,
+    },
     /// Nothing changed; the reason is for the caller.
     Rejected {
         reason: String,

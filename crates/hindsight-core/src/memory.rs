@@ -245,6 +245,10 @@ pub struct Memory {
     /// Bumped by every applied change; the number of history entries the record has.
     pub version: u64,
     pub updated_at: Timestamp,
+    /// Raft log index of the last change to what the record says; review compares it with the
+    /// bank's watermark to find what changed since the last cycle.
+    #[serde(default)]
+    pub updated_index: u64,
 }
 
 impl Memory {
@@ -324,6 +328,7 @@ pub(crate) mod tests {
             signature: None,
             version: 1,
             updated_at: t,
+            updated_index: 0,
         }
     }
 

@@ -235,6 +235,7 @@ pub fn build_memory(request: WriteRequest, config: &BankConfig, now: Timestamp) 
         signature: None,
         version: 1,
         updated_at: now,
+        updated_index: 0,
     }
 }
 

@@ -54,6 +54,8 @@ pub(crate) const BANK_INDEX_PREFIX: &[u8] = b"x/";
 pub(crate) const HISTORY_PREFIX: &[u8] = b"h/";
 pub(crate) const BANK_PREFIX: &[u8] = b"b/";
 pub(crate) const BANK_COUNT_PREFIX: &[u8] = b"n/";
+pub(crate) const REVIEW_PREFIX: &[u8] = b"r/";
+pub(crate) const CONFLICT_PREFIX: &[u8] = b"c/";
 pub(crate) const LAST_APPLIED: &[u8] = b"meta/last_applied";
 pub(crate) const MEMBERSHIP: &[u8] = b"meta/membership";
 
@@ -95,6 +97,19 @@ pub(crate) fn bank(name: &BankName) -> Vec<u8> {
 
 pub(crate) fn bank_count(name: &BankName) -> Vec<u8> {
     join(&[BANK_COUNT_PREFIX, name.as_str().as_bytes()])
+}
+
+pub(crate) fn review_state(name: &BankName) -> Vec<u8> {
+    join(&[REVIEW_PREFIX, name.as_str().as_bytes()])
+}
+
+/// All conflict keys of a bank; the NUL keeps bank `a` apart from bank `a.b`.
+pub(crate) fn conflict_prefix(bank: &BankName) -> Vec<u8> {
+    join(&[CONFLICT_PREFIX, bank.as_str().as_bytes(), &[0]])
+}
+
+pub(crate) fn conflict(bank: &BankName, id: u64) -> Vec<u8> {
+    join(&[&conflict_prefix(bank), &id.to_be_bytes()])
 }
 
 #[cfg(test)]

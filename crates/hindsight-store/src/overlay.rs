@@ -3,7 +3,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use hindsight_core::apply::StateMut;
-use hindsight_core::{BankConfig, BankName, HistoryEntry, Memory, MemoryId};
+use hindsight_core::{BankConfig, BankName, Conflict, HistoryEntry, Memory, MemoryId, ReviewState};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use sled::{Batch, Tree};
@@ -194,6 +194,31 @@ impl StateMut for Overlay<'_> {
     fn remove_bank(&mut self, name: &BankName) {
         self.delete(keys::bank(name));
         self.delete(keys::bank_count(name));
+        self.delete(keys::review_state(name));
+        match self.keys_with_prefix(&keys::conflict_prefix(name)) {
+            Ok(conflicts) => conflicts.into_iter().for_each(|k| self.delete(k)),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn review_state(&self, bank: &BankName) -> Option<ReviewState> {
+        self.get_or_record("review state", &keys::review_state(bank))
+    }
+
+    fn put_review_state(&mut self, bank: &BankName, state: &ReviewState) {
+        self.put("review state", keys::review_state(bank), state);
+    }
+
+    fn conflict(&self, bank: &BankName, id: u64) -> Option<Conflict> {
+        self.get_or_record("conflict", &keys::conflict(bank, id))
+    }
+
+    fn put_conflict(&mut self, conflict: &Conflict) {
+        self.put(
+            "conflict",
+            keys::conflict(&conflict.bank, conflict.id),
+            conflict,
+        );
     }
 }
 

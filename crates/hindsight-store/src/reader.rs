@@ -1,7 +1,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use hindsight_core::{BankConfig, BankName, HistoryEntry, Memory, MemoryId};
+use hindsight_core::{BankConfig, BankName, Conflict, HistoryEntry, Memory, MemoryId, ReviewState};
 use serde::de::DeserializeOwned;
 use sled::{Db, Tree};
 
@@ -97,6 +97,32 @@ impl StateReader {
                 decode("bank", &bytes)
             })
             .collect()
+    }
+
+    /// The bank's review progress; `None` before its first cycle.
+    pub fn review_state(&self, bank: &BankName) -> Result<Option<ReviewState>, StoreError> {
+        get(
+            &self.shared.tree(),
+            "review state",
+            &keys::review_state(bank),
+        )
+    }
+
+    /// The bank's conflict queue, oldest first, resolved ones included.
+    pub fn conflicts(&self, bank: &BankName) -> Result<Vec<Conflict>, StoreError> {
+        self.shared
+            .tree()
+            .scan_prefix(keys::conflict_prefix(bank))
+            .values()
+            .map(|v| {
+                let bytes = v.map_err(|e| StoreError::storage("listing conflicts", e))?;
+                decode("conflict", &bytes)
+            })
+            .collect()
+    }
+
+    pub fn conflict(&self, bank: &BankName, id: u64) -> Result<Option<Conflict>, StoreError> {
+        get(&self.shared.tree(), "conflict", &keys::conflict(bank, id))
     }
 
     /// Ids of every memory in a bank (any status), in id order, which is creation-time order.

@@ -38,5 +38,6 @@ pub(crate) fn memory(id: u128, bank: &str, content: &str) -> Memory {
         signature: None,
         version: 1,
         updated_at: t,
+        updated_index: 0,
     }
 }

@@ -41,6 +41,7 @@ impl From<&Memory> for pb::Memory {
             signature: m.signature.as_ref().map(pb::Signature::from),
             version: m.version,
             updated_at: time(m.updated_at),
+            updated_index: m.updated_index,
         }
     }
 }
@@ -75,6 +76,7 @@ impl TryFrom<pb::Memory> for Memory {
             signature: m.signature.map(Signature::from),
             version: m.version,
             updated_at: parse_time(&m.updated_at)?,
+            updated_index: m.updated_index,
         })
     }
 }

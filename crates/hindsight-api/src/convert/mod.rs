@@ -125,6 +125,7 @@ mod tests {
             }),
             version: 4,
             updated_at: t("2026-03-05T00:00:00Z"),
+            updated_index: 17,
         }
     }
 
