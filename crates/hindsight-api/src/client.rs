@@ -1,6 +1,7 @@
 use std::error::Error as _;
 use std::time::Duration;
 
+use hindsight_core::review::Conflict;
 use hindsight_core::{
     BankConfig, BankName, Memory, MemoryId, RecallRequest, RecallResponse, Timestamp,
     ValidationError, WriteOutcome, WriteRequest,
@@ -159,6 +160,44 @@ impl HindsightClient {
             as_of: as_of.map(Timestamp::to_rfc3339),
         };
         read(self.answer(self.memory.clone().review(request).await)?)
+    }
+
+    pub async fn conflicts(
+        &self,
+        bank: BankName,
+        include_resolved: bool,
+    ) -> Result<Vec<Conflict>, ClientError> {
+        let request = pb::ListConflictsRequest {
+            bank: bank.to_string(),
+            include_resolved,
+        };
+        let response = self.answer(self.memory.clone().list_conflicts(request).await)?;
+        read_all(response.conflicts)
+    }
+
+    /// Settles a queued conflict (`keep_a`, `keep_b`, `keep_both`, `discard_both`); returns it
+    /// resolved and the memories that changed.
+    pub async fn resolve_conflict(
+        &self,
+        bank: BankName,
+        id: u64,
+        outcome: &str,
+        note: &str,
+    ) -> Result<(Conflict, Vec<MemoryId>), ClientError> {
+        let request = pb::ResolveConflictRequest {
+            bank: bank.to_string(),
+            id,
+            outcome: outcome.to_string(),
+            note: note.to_string(),
+        };
+        let response = self.answer(self.memory.clone().resolve_conflict(request).await)?;
+        let conflict = read(missing(response.conflict, "conflict")?)?;
+        let changed = response
+            .changed
+            .iter()
+            .map(|id| id.parse::<MemoryId>().map_err(ClientError::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((conflict, changed))
     }
 
     pub async fn create_bank(

@@ -112,4 +112,39 @@ impl MemoryService for MemoryApi {
         let report = self.node.review(bank, as_of).await.map_err(from_node)?;
         Ok(Response::new((&report).into()))
     }
+
+    async fn list_conflicts(
+        &self,
+        request: Request<pb::ListConflictsRequest>,
+    ) -> Result<Response<pb::ListConflictsResponse>, Status> {
+        let request = request.into_inner();
+        let bank: BankName = request.bank.parse().map_err(invalid)?;
+        let conflicts = self
+            .node
+            .conflicts(&bank, request.include_resolved)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new(pb::ListConflictsResponse {
+            conflicts: conflicts.iter().map(pb::Conflict::from).collect(),
+        }))
+    }
+
+    async fn resolve_conflict(
+        &self,
+        request: Request<pb::ResolveConflictRequest>,
+    ) -> Result<Response<pb::ResolveConflictResponse>, Status> {
+        let request = request.into_inner();
+        let bank: BankName = request.bank.parse().map_err(invalid)?;
+        let outcome =
+            hindsight_node::conflicts::parse_outcome(&request.outcome).map_err(from_node)?;
+        let (conflict, changed) = self
+            .node
+            .resolve_conflict(bank, request.id, outcome, request.note)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new(pb::ResolveConflictResponse {
+            conflict: Some(pb::Conflict::from(&conflict)),
+            changed: changed.iter().map(|id| id.to_string()).collect(),
+        }))
+    }
 }

@@ -35,6 +35,9 @@ pub enum Command {
     Forget(ForgetArgs),
     /// Run the hindsight review of a bank now.
     Review(ReviewArgs),
+    /// List or settle the contradictions the review left for a person.
+    #[command(subcommand)]
+    Conflicts(ConflictsCommand),
     /// Create, show, list, change and delete banks.
     #[command(subcommand)]
     Bank(BankCommand),
@@ -198,6 +201,41 @@ pub struct ReviewArgs {
     /// Review as of this time, RFC 3339 (default: now).
     #[arg(long, value_name = "RFC3339")]
     pub as_of: Option<String>,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConflictsCommand {
+    /// Show the bank's open conflicts (with --all, resolved ones too).
+    List(ConflictListArgs),
+    /// Settle a conflict: keep_a, keep_b, keep_both or discard_both.
+    Resolve(ConflictResolveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConflictListArgs {
+    #[arg(long)]
+    pub bank: String,
+    /// Include resolved conflicts.
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct ConflictResolveArgs {
+    #[arg(long)]
+    pub bank: String,
+    /// The conflict's id, as `conflicts list` shows it.
+    pub id: u64,
+    /// keep_a, keep_b, keep_both or discard_both.
+    #[arg(long)]
+    pub outcome: String,
+    /// Kept in both memories' history.
+    #[arg(long, default_value = "")]
+    pub note: String,
     #[command(flatten)]
     pub client: ClientOpts,
 }

@@ -4,9 +4,11 @@
 use hindsight_api::ServerStatus;
 use hindsight_core::history::HistoryEntry;
 use hindsight_core::recall::{Explain, RecallHit};
+use hindsight_core::review::Conflict;
 use hindsight_core::{
     BankConfig, Disposition, Memory, MemoryId, RecallResponse, Status, Timestamp, WriteOutcome,
 };
+use hindsight_node::conflicts::outcome_name;
 use hindsight_node::{BankInfo, ReviewReport, Trace};
 use serde_json::{json, Map, Value};
 
@@ -229,7 +231,36 @@ pub fn review(r: &ReviewReport) -> Value {
         "as_of": time(r.as_of),
         "considered": r.considered,
         "expired": ids(&r.expired),
-        "took_micros": r.took_micros,
+        "updated": ids(&r.updated),
+        "conflicts_opened": r.conflicts_opened,
+        "cycle": {
+            "cycle": r.cycle.cycle,
+            "changed": r.cycle.changed,
+            "pairs_considered": r.cycle.pairs_considered,
+            "all_pairs": r.cycle.all_pairs,
+            "pairs_judged": r.cycle.pairs_judged,
+            "pairs_deferred": r.cycle.pairs_deferred,
+            "tokens_used": r.cycle.tokens_used,
+            "token_budget": r.cycle.token_budget,
+            "judge": r.cycle.judge,
+            "decisions": r.cycle.decisions,
+        },
+        "took_micros": r.cycle.took_micros,
+    })
+}
+
+pub fn conflict(c: &Conflict) -> Value {
+    json!({
+        "id": c.id,
+        "bank": c.bank.as_str(),
+        "a": c.a.to_string(),
+        "b": c.b.to_string(),
+        "judge": c.judge,
+        "explanation": c.explanation,
+        "opened_at": time(c.opened_at),
+        "outcome": c.resolution.as_ref().map(|r| outcome_name(r.outcome)),
+        "resolved_at": c.resolution.as_ref().map(|r| time(r.resolved_at)),
+        "note": c.resolution.as_ref().map(|r| r.note.clone()),
     })
 }
 

@@ -1,7 +1,7 @@
 use hindsight_api::HindsightClient;
 use hindsight_core::Timestamp;
 
-use crate::cli::ReviewArgs;
+use crate::cli::{ConflictsCommand, ReviewArgs};
 use crate::json;
 use crate::output::{emit, join};
 use crate::table::Table;
@@ -27,9 +27,80 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<()> {
             if !report.expired.is_empty() {
                 t.row(["expired_ids", &join(&report.expired)]);
             }
-            t.row(["took", &format!("{} ms", report.took_micros / 1000)]);
+            let c = &report.cycle;
+            let decisions = c
+                .decisions
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            t.row(["cycle", &c.cycle.to_string()])
+                .row(["changed", &c.changed.to_string()])
+                .row([
+                    "pairs",
+                    &format!(
+                        "{} considered of {} possible, {} judged by {}",
+                        c.pairs_considered, c.all_pairs, c.pairs_judged, c.judge
+                    ),
+                ])
+                .row(["decisions", &decisions])
+                .row(["updated", &report.updated.len().to_string()])
+                .row([
+                    "conflicts_opened",
+                    &report.conflicts_opened.len().to_string(),
+                ])
+                .row(["took", &format!("{} ms", c.took_micros / 1000)]);
             t.render()
         },
     );
+    Ok(())
+}
+
+pub async fn conflicts(command: ConflictsCommand) -> anyhow::Result<()> {
+    match command {
+        ConflictsCommand::List(args) => {
+            let client = HindsightClient::connect(&args.client.server).await?;
+            let conflicts = client.conflicts(args.bank.parse()?, args.all).await?;
+            emit(
+                args.client.json,
+                || serde_json::json!({ "conflicts": conflicts.iter().map(json::conflict).collect::<Vec<_>>() }),
+                || {
+                    let mut t = Table::with_header(["id", "a", "b", "judge", "why", "outcome"]);
+                    for c in &conflicts {
+                        let outcome = c.resolution.as_ref().map_or("open", |r| {
+                            hindsight_node::conflicts::outcome_name(r.outcome)
+                        });
+                        t.row([
+                            c.id.to_string().as_str(),
+                            &c.a.to_string(),
+                            &c.b.to_string(),
+                            &c.judge,
+                            &c.explanation,
+                            outcome,
+                        ]);
+                    }
+                    t.render()
+                },
+            );
+        }
+        ConflictsCommand::Resolve(args) => {
+            let client = HindsightClient::connect(&args.client.server).await?;
+            let (conflict, changed) = client
+                .resolve_conflict(args.bank.parse()?, args.id, &args.outcome, &args.note)
+                .await?;
+            emit(
+                args.client.json,
+                || serde_json::json!({ "conflict": json::conflict(&conflict), "changed": changed.iter().map(|id| id.to_string()).collect::<Vec<_>>() }),
+                || {
+                    format!(
+                        "conflict {} resolved: {} ({} memories changed)\n",
+                        conflict.id,
+                        args.outcome,
+                        changed.len()
+                    )
+                },
+            );
+        }
+    }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Node configuration: one TOML file (`config/hindsight.toml` documents every key and default),
 //! overridable by `HINDSIGHT_<SECTION>_<KEY>` environment variables.
 
+use hindsight_review::{DecayConfig, PairConfig, RulesConfig, Strategies};
 use std::path::{Path, PathBuf};
 
 use hindsight_core::{Limits, ScoringWeights};
@@ -80,6 +81,14 @@ pub struct BankDefaults {
 pub struct ReviewSection {
     /// Seconds between periodic reviews of every bank; 0 turns the periodic review off.
     pub interval_secs: u64,
+    /// Which memories are compared: thresholds for conflict and duplicate candidates.
+    pub pairs: PairConfig,
+    /// The offline rules judge's settings.
+    pub rules: RulesConfig,
+    /// What each kind of verdict does (ARCHITECTURE §6.3).
+    pub strategies: Strategies,
+    /// Confidence lost per day without use, and the archive threshold.
+    pub decay: DecayConfig,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -139,7 +148,13 @@ impl Default for BankDefaults {
 
 impl Default for ReviewSection {
     fn default() -> Self {
-        ReviewSection { interval_secs: 300 }
+        ReviewSection {
+            interval_secs: 300,
+            pairs: PairConfig::default(),
+            rules: RulesConfig::default(),
+            strategies: Strategies::default(),
+            decay: DecayConfig::default(),
+        }
     }
 }
 

@@ -6,6 +6,7 @@ pub mod error;
 pub mod types;
 
 mod bank;
+pub mod conflicts;
 mod embedding;
 mod listener;
 mod node;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use hindsight_core::command::{AccessHit, Command, CommandOutcome};
 use hindsight_core::recall::{RecallHit, RecallRequest, RecallResponse};
+use hindsight_core::review::{Conflict, ResolutionOutcome};
 use hindsight_core::write::{WriteOutcome, WriteRequest};
 use hindsight_core::{BankConfig, BankName, Consistency, Memory, MemoryId, Status, Timestamp};
 use hindsight_store::{StateReader, StoreConfig, StoreHandle};
@@ -17,7 +18,7 @@ use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::listener::EffectRouter;
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
-use crate::{embedding, recall, review, writer};
+use crate::{conflicts, embedding, recall, review, writer};
 
 /// How long a request waits for a bank's indexes to catch up with the log before giving up.
 const INDEX_WAIT: Duration = Duration::from_secs(30);
@@ -204,6 +205,26 @@ impl Node {
         as_of: Option<Timestamp>,
     ) -> Result<ReviewReport, NodeError> {
         review::review(self, bank, as_of).await
+    }
+
+    /// The bank's queued conflicts; resolved ones too when asked.
+    pub async fn conflicts(
+        &self,
+        bank: &BankName,
+        include_resolved: bool,
+    ) -> Result<Vec<Conflict>, NodeError> {
+        conflicts::list(self, bank, include_resolved).await
+    }
+
+    /// Answers a queued conflict; returns it resolved and the memories that changed.
+    pub async fn resolve_conflict(
+        &self,
+        bank: BankName,
+        id: u64,
+        outcome: ResolutionOutcome,
+        note: String,
+    ) -> Result<(Conflict, Vec<MemoryId>), NodeError> {
+        conflicts::resolve(self, bank, id, outcome, note).await
     }
 
     pub async fn create_bank(

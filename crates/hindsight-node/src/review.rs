@@ -1,14 +1,29 @@
-//! The review step. Here: expiry of memories whose time to live has passed by `as_of`. Every decision
-//! is a Raft command, so replicas agree and each record's history says why it changed.
+//! The review step (ARCHITECTURE §6) for one bank: expiry of memories whose time to live passed,
+//! then a cycle over what changed since the bank's watermark — candidate pairs from the bank's
+//! indexes, verdicts from the configured judge, decisions from the bank's strategies, decay. The
+//! whole cycle is one Raft command, so replicas agree and every record's history says why it changed.
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use hindsight_core::command::{Command, CommandOutcome};
-use hindsight_core::{BankName, Consistency, Timestamp};
+use hindsight_core::review::{ChangeReason, Conflict, CycleReport, MemoryChange, ReviewState};
+use hindsight_core::{BankName, Consistency, Memory, MemoryId, Timestamp};
+use hindsight_review::{
+    decay, decided_ids, resolve, select_pairs, Action, Decision, Judge, MemoryUpdate,
+    Neighbourhood, Pair, RulesJudge,
+};
 
+use crate::bank::BankView;
+use crate::config::ReviewSection;
 use crate::error::NodeError;
 use crate::node::Node;
 use crate::types::ReviewReport;
+
+/// Decay counts days of disuse, not cycles: a bank reviewed every five minutes must not lose
+/// 0.02 of confidence every five minutes.
+const DECAY_PERIOD_DAYS: f64 = 1.0;
 
 pub async fn review(
     node: &Node,
@@ -23,43 +38,355 @@ pub async fn review(
         .read_barrier(vec![view], Consistency::Linearizable)
         .await?
         .remove(0);
-    let (considered, due) = view.with_records(|records| {
-        let mut due: Vec<_> = records
-            .values()
-            .filter(|m| m.is_expired_at(as_of) && !m.status.hidden_by_default())
-            .map(|m| m.id)
-            .collect();
-        due.sort();
-        (records.len(), due)
-    });
-    let mut expired = vec![];
-    if !due.is_empty() {
-        let (log_index, outcome) = node
-            .propose(Command::Expire {
-                bank: bank.clone(),
-                ids: due,
-                as_of,
-                at: now,
+    let expired = expire(node, &bank, &view, as_of, now).await?;
+    // Expiry may have replaced the view's records; read the current one.
+    let view = node.bank_view(&bank).await?;
+
+    let state = node
+        .reader()
+        .review_state(&bank)
+        .map_err(NodeError::internal)?
+        .unwrap_or_default();
+    let settings = node.config().review.clone();
+    let cycle_view = view.clone();
+    let plan =
+        tokio::task::spawn_blocking(move || plan_cycle(&cycle_view, &state, &settings, as_of, now))
+            .await
+            .map_err(NodeError::internal)?;
+    let considered = plan.considered;
+    let mut report = plan.report;
+    report.expired = expired.len() as u64;
+    report.took_micros = started.elapsed().as_micros() as u64;
+    let (log_index, outcome) = node
+        .propose(Command::Review {
+            bank: bank.clone(),
+            changes: plan.changes,
+            conflicts: plan.conflicts,
+            report: report.clone(),
+            watermark: plan.watermark,
+            deferred: plan.deferred,
+        })
+        .await?;
+    let (updated, conflicts, cycle) = match outcome {
+        CommandOutcome::Reviewed {
+            changed,
+            conflicts,
+            cycle,
+        } => (changed, conflicts, cycle),
+        CommandOutcome::Rejected { reason, not_found } => {
+            return Err(if not_found {
+                NodeError::NotFound(reason)
+            } else {
+                NodeError::FailedPrecondition(reason)
             })
-            .await?;
-        match outcome {
-            CommandOutcome::Expired { ids } => expired = ids,
-            other => {
-                return Err(NodeError::internal(format!(
-                    "unexpected outcome of expiry: {other:?}"
-                )))
-            }
         }
+        other => {
+            return Err(NodeError::internal(format!(
+                "unexpected outcome of a review: {other:?}"
+            )))
+        }
+    };
+    // Only changed memories reach the bank's actor; a cycle that changed nothing has nothing to
+    // wait for.
+    if !updated.is_empty() {
         node.wait_indexed(view, log_index).await?;
     }
-    if !expired.is_empty() {
-        tracing::info!(%bank, %as_of, expired = expired.len(), "review expired memories");
+    report.cycle = cycle;
+    report.took_micros = started.elapsed().as_micros() as u64;
+    if !updated.is_empty() || !expired.is_empty() {
+        tracing::info!(
+            %bank, %as_of, cycle, expired = expired.len(), updated = updated.len(),
+            conflicts = conflicts.len(), pairs = report.pairs_judged, "review cycle"
+        );
     }
     Ok(ReviewReport {
         bank: bank.to_string(),
         as_of,
         considered,
         expired,
-        took_micros: started.elapsed().as_micros() as u64,
+        updated,
+        conflicts_opened: conflicts,
+        cycle: report,
     })
+}
+
+async fn expire(
+    node: &Node,
+    bank: &BankName,
+    view: &Arc<BankView>,
+    as_of: Timestamp,
+    now: Timestamp,
+) -> Result<Vec<MemoryId>, NodeError> {
+    let mut due: Vec<MemoryId> = view.with_records(|records| {
+        records
+            .values()
+            .filter(|m| m.is_expired_at(as_of) && !m.status.hidden_by_default())
+            .map(|m| m.id)
+            .collect()
+    });
+    if due.is_empty() {
+        return Ok(vec![]);
+    }
+    due.sort();
+    let (log_index, outcome) = node
+        .propose(Command::Expire {
+            bank: bank.clone(),
+            ids: due,
+            as_of,
+            at: now,
+        })
+        .await?;
+    let CommandOutcome::Expired { ids } = outcome else {
+        return Err(NodeError::internal(format!(
+            "unexpected outcome of expiry: {outcome:?}"
+        )));
+    };
+    node.wait_indexed(view.clone(), log_index).await?;
+    Ok(ids)
+}
+
+/// What one cycle will propose.
+struct CyclePlan {
+    changes: Vec<MemoryChange>,
+    conflicts: Vec<Conflict>,
+    report: CycleReport,
+    watermark: u64,
+    deferred: Vec<(MemoryId, MemoryId)>,
+    considered: usize,
+}
+
+fn plan_cycle(
+    view: &BankView,
+    state: &ReviewState,
+    settings: &ReviewSection,
+    as_of: Timestamp,
+    now: Timestamp,
+) -> CyclePlan {
+    // Everything through this index is in the records read below; later changes wait for the
+    // next cycle (or are seen twice, which is harmless).
+    let watermark = view.indexed_through();
+    let records: HashMap<MemoryId, Arc<Memory>> = view.with_records(|r| r.clone());
+    let mut changed: Vec<Arc<Memory>> = records
+        .values()
+        .filter(|m| m.updated_index > state.watermark)
+        .cloned()
+        .collect();
+    changed.sort_by_key(|m| m.id);
+    let hood = ViewNeighbourhood::new(view, &records);
+    let selection = select_pairs(&changed, records.len(), &hood, &settings.pairs);
+    let mut pairs = selection.pairs;
+    for (a, b) in &state.deferred {
+        if let (Some(a), Some(b)) = (records.get(a), records.get(b)) {
+            if !pairs
+                .iter()
+                .any(|p| p.key() == Pair::new(a.clone(), b.clone(), None).key())
+            {
+                pairs.push(Pair::new(a.clone(), b.clone(), None));
+            }
+        }
+    }
+    let judge = RulesJudge::new(settings.rules.clone());
+    let judgements = judge.judge(&pairs);
+    let mut decisions = resolve(&pairs, &judgements, &settings.strategies);
+
+    let last_decay = state.last.as_ref().map(|r| r.as_of);
+    let decay_due = last_decay.is_none_or(|t| as_of.days_since(t) >= DECAY_PERIOD_DAYS);
+    if decay_due && settings.decay.per_cycle > 0.0 {
+        if let Some(since) = last_decay {
+            let all: Vec<Arc<Memory>> = records.values().cloned().collect();
+            let decided = decided_ids(&decisions);
+            decisions.extend(decay(&all, since, &decided, &settings.decay));
+        }
+    }
+
+    let (changes, conflicts) = to_changes(&decisions, &records, now);
+    let mut by_action: BTreeMap<String, u64> = BTreeMap::new();
+    for decision in &decisions {
+        *by_action
+            .entry(decision.action.name().to_string())
+            .or_default() += 1;
+    }
+    let report = CycleReport {
+        cycle: 0,
+        as_of,
+        started_at: now,
+        took_micros: 0,
+        changed: changed.len() as u64,
+        pairs_considered: pairs.len() as u64,
+        all_pairs: selection.stats.all_pairs,
+        pairs_judged: judgements.len() as u64,
+        pairs_deferred: 0,
+        tokens_used: 0,
+        token_budget: 0,
+        judge: judge.name().to_string(),
+        decisions: by_action,
+        expired: 0,
+    };
+    CyclePlan {
+        changes,
+        conflicts,
+        report,
+        watermark,
+        deferred: vec![],
+        considered: records.len(),
+    }
+}
+
+/// The decisions as replicated changes: one [`MemoryChange`] per memory that changes, and a
+/// conflict-queue entry per undecidable pair.
+fn to_changes(
+    decisions: &[Decision],
+    records: &HashMap<MemoryId, Arc<Memory>>,
+    now: Timestamp,
+) -> (Vec<MemoryChange>, Vec<Conflict>) {
+    let occurred = |id: MemoryId| records.get(&id).map_or(now, |m| m.occurred_at);
+    let mut changes = vec![];
+    let mut conflicts = vec![];
+    for decision in decisions {
+        let change = |update: &MemoryUpdate,
+                      reason: ChangeReason,
+                      related: Option<MemoryId>,
+                      effective_at: Timestamp| MemoryChange {
+            id: update.id,
+            reason,
+            status: update.status.clone(),
+            confidence: update.confidence,
+            valid_to: update.valid_to,
+            absorbed: None,
+            related,
+            effective_at,
+            judge: decision.judge.clone(),
+            explanation: decision.reason.clone(),
+        };
+        match &decision.action {
+            Action::Supersede { newer, older } => {
+                let at = occurred(newer.id);
+                changes.push(change(older, ChangeReason::Superseded, Some(newer.id), at));
+                if newer.changes_anything() {
+                    changes.push(change(newer, ChangeReason::Confirmed, Some(older.id), at));
+                }
+            }
+            Action::Falsify { fact, inference } => {
+                let at = occurred(*fact);
+                changes.push(change(inference, ChangeReason::Falsified, Some(*fact), at));
+            }
+            Action::Dispute { a, b } => {
+                let at = occurred(a.id).max(occurred(b.id));
+                changes.push(change(a, ChangeReason::Disputed, Some(b.id), at));
+                changes.push(change(b, ChangeReason::Disputed, Some(a.id), at));
+            }
+            Action::PendingReview { a, b, .. } => {
+                let at = occurred(a.id).max(occurred(b.id));
+                for (update, other) in [(a, b.id), (b, a.id)] {
+                    if update.changes_anything() {
+                        changes.push(change(update, ChangeReason::PendingReview, Some(other), at));
+                    }
+                }
+                conflicts.push(Conflict {
+                    id: 0,
+                    bank: records
+                        .get(&a.id)
+                        .map(|m| m.bank.clone())
+                        .expect("a pair's memories come from the bank"),
+                    a: a.id,
+                    b: b.id,
+                    judge: decision.judge.clone(),
+                    explanation: decision.reason.clone(),
+                    opened_at: now,
+                    resolution: None,
+                });
+            }
+            Action::Merge { into, from, .. } => {
+                let at = occurred(into.id).max(occurred(*from));
+                let mut away = change(
+                    &MemoryUpdate::of(*from)
+                        .status(hindsight_core::Status::Superseded { by: into.id }),
+                    ChangeReason::MergedAway,
+                    Some(into.id),
+                    at,
+                );
+                away.explanation = format!("restates {}: {}", into.id, decision.reason);
+                changes.push(away);
+                let mut absorbed = change(into, ChangeReason::Absorbed, Some(*from), at);
+                absorbed.absorbed = Some(*from);
+                changes.push(absorbed);
+            }
+            Action::Decay(update) => changes.push(change(update, ChangeReason::Decayed, None, now)),
+            Action::Archive(update) => {
+                changes.push(change(update, ChangeReason::Archived, None, now))
+            }
+            // Distilled rules are new memories, written through the write path by the caller.
+            Action::Distill(_) => {}
+        }
+    }
+    (changes, conflicts)
+}
+
+/// The bank's published view as the review's [`Neighbourhood`].
+struct ViewNeighbourhood<'a> {
+    view: &'a BankView,
+    records: &'a HashMap<MemoryId, Arc<Memory>>,
+    by_slot: HashMap<String, Vec<Arc<Memory>>>,
+}
+
+impl<'a> ViewNeighbourhood<'a> {
+    fn new(view: &'a BankView, records: &'a HashMap<MemoryId, Arc<Memory>>) -> Self {
+        let mut by_slot: HashMap<String, Vec<Arc<Memory>>> = HashMap::new();
+        for memory in records.values() {
+            if let Some(slot) = &memory.slot {
+                by_slot
+                    .entry(slot_key(slot))
+                    .or_default()
+                    .push(memory.clone());
+            }
+        }
+        for group in by_slot.values_mut() {
+            group.sort_by_key(|m| m.id);
+        }
+        ViewNeighbourhood {
+            view,
+            records,
+            by_slot,
+        }
+    }
+}
+
+impl Neighbourhood for ViewNeighbourhood<'_> {
+    fn similar(
+        &self,
+        memory: &Memory,
+        min_similarity: f32,
+        limit: usize,
+    ) -> Vec<(Arc<Memory>, f32)> {
+        let vectors = self.view.index.vectors();
+        let Some(vector) = vectors.get(memory.id.0) else {
+            return vec![];
+        };
+        let reviewable = |id: u128| {
+            self.records
+                .get(&MemoryId(id))
+                .is_some_and(|m| hindsight_review::is_reviewable(m))
+        };
+        vectors
+            .search(&vector, limit + 1, &reviewable)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(id, sim)| *id != memory.id.0 && *sim >= min_similarity)
+            .filter_map(|(id, sim)| Some((self.records.get(&MemoryId(id))?.clone(), sim)))
+            .take(limit)
+            .collect()
+    }
+
+    fn same_slot(&self, memory: &Memory) -> Vec<Arc<Memory>> {
+        memory
+            .slot
+            .as_ref()
+            .and_then(|slot| self.by_slot.get(&slot_key(slot)))
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+fn slot_key(slot: &hindsight_core::Slot) -> String {
+    format!("{}\u{1f}{}", slot.subject, slot.attribute)
 }

@@ -1,6 +1,7 @@
 //! Request and response types of the service layer beyond those the domain model defines.
 
 use hindsight_core::history::HistoryEntry;
+use hindsight_core::review::CycleReport;
 use hindsight_core::{BankConfig, Memory, MemoryId, ScoringWeights, Timestamp};
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +22,11 @@ pub struct ReviewReport {
     /// Memories the review looked at.
     pub considered: usize,
     pub expired: Vec<MemoryId>,
-    pub took_micros: u64,
+    /// Memories the cycle's decisions changed.
+    pub updated: Vec<MemoryId>,
+    /// Conflict-queue entries the cycle opened.
+    pub conflicts_opened: Vec<u64>,
+    pub cycle: CycleReport,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -168,19 +168,17 @@ pub async fn write_batch(
 fn written_results(outcome: CommandOutcome) -> Result<Vec<WriteResult>, NodeError> {
     match outcome {
         CommandOutcome::Written(results) => Ok(results),
-        CommandOutcome::Batch(outcomes) => {
-            let mut written = None;
-            for outcome in outcomes {
-                match outcome {
-                    CommandOutcome::Written(results) => written = Some(results),
-                    CommandOutcome::Rejected { reason, .. } => {
-                        return Err(NodeError::FailedPrecondition(reason))
-                    }
-                    _ => {}
-                }
+        // Bank creations first, the write last. A concurrent first write may have created the
+        // bank already; that creation's refusal is harmless and the write itself still landed.
+        CommandOutcome::Batch(mut outcomes) => match outcomes.pop() {
+            Some(CommandOutcome::Written(results)) => Ok(results),
+            Some(CommandOutcome::Rejected { reason, .. }) => {
+                Err(NodeError::FailedPrecondition(reason))
             }
-            written.ok_or_else(|| NodeError::internal("write produced no result"))
-        }
+            other => Err(NodeError::internal(format!(
+                "unexpected outcome of a write: {other:?}"
+            ))),
+        },
         CommandOutcome::Rejected { reason, .. } => Err(NodeError::FailedPrecondition(reason)),
         other => Err(NodeError::internal(format!(
             "unexpected outcome of a write: {other:?}"

@@ -77,6 +77,31 @@ mod write_and_recall {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_first_writes_to_a_new_bank_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = std::sync::Arc::new(Node::start(config(dir.path())).await.unwrap());
+        let writers: Vec<_> = (0..8)
+            .map(|i| {
+                let node = node.clone();
+                tokio::spawn(async move {
+                    node.write(write("fresh/bank", &format!("writer {i} was here")))
+                        .await
+                })
+            })
+            .collect();
+        for writer in writers {
+            let outcome = writer
+                .await
+                .unwrap()
+                .expect("every first write is acknowledged");
+            assert_eq!(outcome.disposition, Disposition::Created);
+        }
+        let found = recall_ids(&node, &["fresh/bank"], "writer was here", None).await;
+        assert_eq!(found.len(), 8, "{found:?}");
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_identical_restatement_merges_and_a_changed_value_does_not() {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::start(config(dir.path())).await.unwrap();

@@ -254,7 +254,24 @@ mod tests {
             as_of: t("2026-03-10T00:00:00Z"),
             considered: 4,
             expired: vec![id(1)],
-            took_micros: 10,
+            updated: vec![id(2), id(3)],
+            conflicts_opened: vec![7],
+            cycle: hindsight_core::review::CycleReport {
+                cycle: 3,
+                as_of: t("2026-03-10T00:00:00Z"),
+                started_at: t("2026-03-10T00:00:01Z"),
+                took_micros: 10,
+                changed: 5,
+                pairs_considered: 6,
+                all_pairs: 6,
+                pairs_judged: 6,
+                pairs_deferred: 0,
+                tokens_used: 0,
+                token_budget: 0,
+                judge: "rules".into(),
+                decisions: [("supersede".to_string(), 1)].into_iter().collect(),
+                expired: 1,
+            },
         };
         assert_eq!(round_trip::<_, pb::ReviewResponse>(&report), report);
     }

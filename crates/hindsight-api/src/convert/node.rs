@@ -1,6 +1,8 @@
 //! Node status, review reports and traces.
 
+use hindsight_core::review::{Conflict, ConflictResolution, CycleReport};
 use hindsight_core::ValidationError;
+use hindsight_node::conflicts::{outcome_name, parse_outcome};
 use hindsight_node::{NodeStatus, ReviewReport, Trace};
 
 use super::{convert_all, ids, parse_ids, parse_time, required, time};
@@ -51,8 +53,110 @@ impl From<&ReviewReport> for pb::ReviewResponse {
             as_of: time(r.as_of),
             considered: r.considered as u64,
             expired: ids(&r.expired),
-            took_micros: r.took_micros,
+            took_micros: r.cycle.took_micros,
+            updated: ids(&r.updated),
+            conflicts_opened: r.conflicts_opened.clone(),
+            cycle: Some(pb::ReviewCycle::from(&r.cycle)),
         }
+    }
+}
+
+impl From<&CycleReport> for pb::ReviewCycle {
+    fn from(c: &CycleReport) -> Self {
+        pb::ReviewCycle {
+            cycle: c.cycle,
+            as_of: time(c.as_of),
+            started_at: time(c.started_at),
+            took_micros: c.took_micros,
+            changed: c.changed,
+            pairs_considered: c.pairs_considered,
+            all_pairs: c.all_pairs,
+            pairs_judged: c.pairs_judged,
+            pairs_deferred: c.pairs_deferred,
+            tokens_used: c.tokens_used,
+            token_budget: c.token_budget,
+            judge: c.judge.clone(),
+            decisions: c.decisions.clone().into_iter().collect(),
+            expired: c.expired,
+        }
+    }
+}
+
+impl TryFrom<pb::ReviewCycle> for CycleReport {
+    type Error = ValidationError;
+
+    fn try_from(c: pb::ReviewCycle) -> Result<Self, ValidationError> {
+        Ok(CycleReport {
+            cycle: c.cycle,
+            as_of: parse_time(&c.as_of)?,
+            started_at: parse_time(&c.started_at)?,
+            took_micros: c.took_micros,
+            changed: c.changed,
+            pairs_considered: c.pairs_considered,
+            all_pairs: c.all_pairs,
+            pairs_judged: c.pairs_judged,
+            pairs_deferred: c.pairs_deferred,
+            tokens_used: c.tokens_used,
+            token_budget: c.token_budget,
+            judge: c.judge,
+            decisions: c.decisions.into_iter().collect(),
+            expired: c.expired,
+        })
+    }
+}
+
+impl From<&Conflict> for pb::Conflict {
+    fn from(c: &Conflict) -> Self {
+        pb::Conflict {
+            id: c.id,
+            bank: c.bank.to_string(),
+            a: c.a.to_string(),
+            b: c.b.to_string(),
+            judge: c.judge.clone(),
+            explanation: c.explanation.clone(),
+            opened_at: time(c.opened_at),
+            outcome: c
+                .resolution
+                .as_ref()
+                .map(|r| outcome_name(r.outcome).to_string()),
+            resolved_at: c.resolution.as_ref().map(|r| time(r.resolved_at)),
+            note: c
+                .resolution
+                .as_ref()
+                .map(|r| r.note.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl TryFrom<pb::Conflict> for Conflict {
+    type Error = ValidationError;
+
+    fn try_from(c: pb::Conflict) -> Result<Self, ValidationError> {
+        let resolution = match (c.outcome, c.resolved_at) {
+            (Some(outcome), Some(at)) => Some(ConflictResolution {
+                outcome: parse_outcome(&outcome).map_err(|_| {
+                    ValidationError::UnknownEnumValue {
+                        field: "outcome",
+                        value: outcome.clone(),
+                        expected: "keep_a, keep_b, keep_both, discard_both",
+                    }
+                })?,
+                resolved_at: parse_time(&at)?,
+                note: c.note,
+            }),
+            _ => None,
+        };
+        Ok(Conflict {
+            id: c.id,
+            bank: c.bank.parse()?,
+            a: c.a.parse()?,
+            b: c.b.parse()?,
+            judge: c.judge,
+            explanation: c.explanation,
+            opened_at: parse_time(&c.opened_at)?,
+            resolution,
+        })
     }
 }
 
@@ -65,7 +169,12 @@ impl TryFrom<pb::ReviewResponse> for ReviewReport {
             as_of: parse_time(&r.as_of)?,
             considered: r.considered as usize,
             expired: parse_ids(&r.expired)?,
-            took_micros: r.took_micros,
+            updated: parse_ids(&r.updated)?,
+            conflicts_opened: r.conflicts_opened,
+            cycle: match r.cycle {
+                Some(cycle) => cycle.try_into()?,
+                None => CycleReport::default(),
+            },
         })
     }
 }

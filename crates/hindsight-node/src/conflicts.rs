@@ -1,0 +1,159 @@
+//! The conflict queue: contradictions the review could not decide wait here for a person. Resolving
+//! one is a Raft command that changes both memories and records the answer in their history.
+
+use hindsight_core::command::{Command, CommandOutcome};
+use hindsight_core::review::{
+    ChangeReason, Conflict, ConflictResolution, MemoryChange, ResolutionOutcome,
+};
+use hindsight_core::{BankName, Memory, MemoryId, Status, Timestamp};
+
+use crate::error::NodeError;
+use crate::node::Node;
+
+/// Confidence a memory a person confirmed gets back, at least.
+const CONFIRMED_CONFIDENCE: f32 = 0.9;
+
+pub async fn list(
+    node: &Node,
+    bank: &BankName,
+    include_resolved: bool,
+) -> Result<Vec<Conflict>, NodeError> {
+    if node
+        .reader()
+        .bank(bank)
+        .map_err(NodeError::internal)?
+        .is_none()
+    {
+        return Err(NodeError::NotFound(format!("bank {bank} does not exist")));
+    }
+    let conflicts = node.reader().conflicts(bank).map_err(NodeError::internal)?;
+    Ok(conflicts
+        .into_iter()
+        .filter(|c| include_resolved || c.resolution.is_none())
+        .collect())
+}
+
+pub async fn resolve(
+    node: &Node,
+    bank: BankName,
+    id: u64,
+    outcome: ResolutionOutcome,
+    note: String,
+) -> Result<(Conflict, Vec<MemoryId>), NodeError> {
+    let conflict = node
+        .reader()
+        .conflict(&bank, id)
+        .map_err(NodeError::internal)?
+        .ok_or_else(|| NodeError::NotFound(format!("conflict {id} not found in bank {bank}")))?;
+    if conflict.resolution.is_some() {
+        return Err(NodeError::FailedPrecondition(format!(
+            "conflict {id} is already resolved"
+        )));
+    }
+    let memory = |id: MemoryId| -> Result<Memory, NodeError> {
+        node.reader()
+            .memory(id)
+            .map_err(NodeError::internal)?
+            .ok_or_else(|| NodeError::NotFound(format!("memory {id} no longer exists")))
+    };
+    let (a, b) = (memory(conflict.a)?, memory(conflict.b)?);
+    let now = Timestamp::now();
+    let explanation = if note.is_empty() {
+        format!("conflict {id} resolved: {}", outcome_name(outcome))
+    } else {
+        format!("conflict {id} resolved: {}; {note}", outcome_name(outcome))
+    };
+    let keep = |m: &Memory, other: MemoryId| MemoryChange {
+        id: m.id,
+        reason: ChangeReason::Confirmed,
+        status: Some(Status::Active),
+        confidence: Some(m.confidence.max(CONFIRMED_CONFIDENCE)),
+        valid_to: None,
+        absorbed: None,
+        related: Some(other),
+        effective_at: now,
+        judge: "person".into(),
+        explanation: explanation.clone(),
+    };
+    let discard = |m: &Memory, other: MemoryId| MemoryChange {
+        id: m.id,
+        reason: ChangeReason::Falsified,
+        status: Some(Status::Falsified),
+        confidence: Some(0.0),
+        valid_to: Some(now),
+        absorbed: None,
+        related: Some(other),
+        effective_at: now,
+        judge: "person".into(),
+        explanation: explanation.clone(),
+    };
+    let changes = match outcome {
+        ResolutionOutcome::KeepA => vec![keep(&a, b.id), discard(&b, a.id)],
+        ResolutionOutcome::KeepB => vec![discard(&a, b.id), keep(&b, a.id)],
+        ResolutionOutcome::KeepBoth => vec![keep(&a, b.id), keep(&b, a.id)],
+        ResolutionOutcome::DiscardBoth => vec![discard(&a, b.id), discard(&b, a.id)],
+    };
+    let resolution = ConflictResolution {
+        outcome,
+        resolved_at: now,
+        note,
+    };
+    let (log_index, result) = node
+        .propose(Command::ResolveConflict {
+            bank: bank.clone(),
+            id,
+            resolution,
+            changes,
+        })
+        .await?;
+    let changed = match result {
+        CommandOutcome::ConflictResolved { changed } => changed,
+        CommandOutcome::Rejected { reason, not_found } => {
+            return Err(if not_found {
+                NodeError::NotFound(reason)
+            } else {
+                NodeError::FailedPrecondition(reason)
+            })
+        }
+        other => {
+            return Err(NodeError::internal(format!(
+                "unexpected outcome of a conflict resolution: {other:?}"
+            )))
+        }
+    };
+    if !changed.is_empty() {
+        let view = node.bank_view(&bank).await?;
+        node.wait_indexed(view, log_index).await?;
+    }
+    let conflict = node
+        .reader()
+        .conflict(&bank, id)
+        .map_err(NodeError::internal)?
+        .ok_or_else(|| NodeError::internal("resolved conflict vanished"))?;
+    Ok((conflict, changed))
+}
+
+pub fn outcome_name(outcome: ResolutionOutcome) -> &'static str {
+    match outcome {
+        ResolutionOutcome::KeepA => "keep_a",
+        ResolutionOutcome::KeepB => "keep_b",
+        ResolutionOutcome::KeepBoth => "keep_both",
+        ResolutionOutcome::DiscardBoth => "discard_both",
+    }
+}
+
+pub fn parse_outcome(name: &str) -> Result<ResolutionOutcome, NodeError> {
+    match name {
+        "keep_a" => Ok(ResolutionOutcome::KeepA),
+        "keep_b" => Ok(ResolutionOutcome::KeepB),
+        "keep_both" => Ok(ResolutionOutcome::KeepBoth),
+        "discard_both" => Ok(ResolutionOutcome::DiscardBoth),
+        other => Err(NodeError::Invalid(
+            hindsight_core::ValidationError::UnknownEnumValue {
+                field: "outcome",
+                value: other.to_string(),
+                expected: "keep_a, keep_b, keep_both, discard_both",
+            },
+        )),
+    }
+}

@@ -1,0 +1,337 @@
+//! Distillation without an LLM: when several episodes show the same pattern, propose one
+//! semantic rule derived from them (ARCHITECTURE §6.4). The rule's text is the most central
+//! episode's content, so the proposal is deterministic and never says more than the episodes do.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use hindsight_core::{Kind, Memory, MemoryId, Slot};
+use serde::{Deserialize, Serialize};
+
+use crate::decision::{Action, Decision, DistilledRule};
+use crate::neighbourhood::Neighbourhood;
+use crate::pair::is_reviewable;
+
+/// Distillation parameters, per bank.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DistillConfig {
+    /// Fewest episodes that make a pattern.
+    pub min_support: usize,
+    /// Similarity every two episodes of a pattern must have when no slot ties them together.
+    pub similarity: f32,
+    /// Most similar neighbours asked for per episode.
+    pub neighbours_per_episode: usize,
+}
+
+impl Default for DistillConfig {
+    fn default() -> Self {
+        DistillConfig {
+            min_support: 3,
+            similarity: 0.85,
+            neighbours_per_episode: 20,
+        }
+    }
+}
+
+/// The name distillation decisions carry as their judge.
+pub const DISTILL: &str = "distill";
+
+/// Confidence of a rule backed by `support` episodes: more support, more confidence, but a
+/// rule distilled without anyone stating it never reaches the confidence of a user's fact.
+pub fn rule_confidence(support: usize) -> f32 {
+    (0.5 + 0.1 * support as f32).min(0.95)
+}
+
+/// Rules proposed from `episodes`. Pass the episodes not yet behind a rule: each pattern found
+/// here becomes a new [`Action::Distill`] decision, and only episodes in `episodes` are grouped.
+///
+/// Episodes stating the same value for one slot form a pattern; so do episodes that are all
+/// pairwise similar. An episode joins at most one pattern.
+pub fn distill(
+    episodes: &[Arc<Memory>],
+    neighbourhood: &dyn Neighbourhood,
+    config: &DistillConfig,
+) -> Vec<Decision> {
+    let eligible: BTreeMap<MemoryId, &Arc<Memory>> = episodes
+        .iter()
+        .filter(|m| m.kind == Kind::Episodic && is_reviewable(m))
+        .map(|m| (m.id, m))
+        .collect();
+    let similarity = Similarities::gather(&eligible, neighbourhood, config);
+    let mut used: BTreeSet<MemoryId> = BTreeSet::new();
+    let mut decisions = Vec::new();
+
+    let mut by_slot: BTreeMap<(&str, &str, &str), Vec<MemoryId>> = BTreeMap::new();
+    for m in eligible.values() {
+        if let Some(slot) = &m.slot {
+            let key = (
+                slot.subject.as_str(),
+                slot.attribute.as_str(),
+                slot.value.as_str(),
+            );
+            by_slot.entry(key).or_default().push(m.id);
+        }
+    }
+    for ((subject, attribute, value), members) in by_slot {
+        if members.len() < config.min_support {
+            continue;
+        }
+        let slot = Slot {
+            subject: subject.to_string(),
+            attribute: attribute.to_string(),
+            value: value.to_string(),
+        };
+        let reason = format!(
+            "{} episodes state {subject}/{attribute} = \"{value}\"",
+            members.len()
+        );
+        used.extend(members.iter().copied());
+        decisions.push(rule(&members, &eligible, &similarity, Some(slot), reason));
+    }
+
+    for members in similarity.cliques(&used, config.min_support) {
+        let reason = format!(
+            "{} episodes are pairwise at least {:.2} similar",
+            members.len(),
+            config.similarity
+        );
+        used.extend(members.iter().copied());
+        let slot = shared_slot(&members, &eligible);
+        decisions.push(rule(&members, &eligible, &similarity, slot, reason));
+    }
+    decisions
+}
+
+fn rule(
+    members: &[MemoryId],
+    eligible: &BTreeMap<MemoryId, &Arc<Memory>>,
+    similarity: &Similarities,
+    slot: Option<Slot>,
+    reason: String,
+) -> Decision {
+    let central = similarity.most_central(members);
+    let mut derived_from = members.to_vec();
+    derived_from.sort();
+    Decision {
+        action: Action::Distill(DistilledRule {
+            content: eligible[&central].content.clone(),
+            confidence: rule_confidence(members.len()),
+            derived_from,
+            slot,
+        }),
+        judge: DISTILL.to_string(),
+        reason,
+    }
+}
+
+fn shared_slot(members: &[MemoryId], eligible: &BTreeMap<MemoryId, &Arc<Memory>>) -> Option<Slot> {
+    let first = eligible[members.first()?].slot.clone()?;
+    members
+        .iter()
+        .all(|id| eligible[id].slot.as_ref() == Some(&first))
+        .then_some(first)
+}
+
+/// Similarities between eligible episodes, as the neighbourhood reported them from either side.
+struct Similarities {
+    edges: BTreeMap<(MemoryId, MemoryId), f32>,
+}
+
+impl Similarities {
+    fn gather(
+        eligible: &BTreeMap<MemoryId, &Arc<Memory>>,
+        neighbourhood: &dyn Neighbourhood,
+        config: &DistillConfig,
+    ) -> Self {
+        let mut edges = BTreeMap::new();
+        for m in eligible.values() {
+            for (other, s) in
+                neighbourhood.similar(m, config.similarity, config.neighbours_per_episode)
+            {
+                if other.id != m.id && eligible.contains_key(&other.id) && s >= config.similarity {
+                    let key = (m.id.min(other.id), m.id.max(other.id));
+                    let entry = edges.entry(key).or_insert(s);
+                    *entry = entry.max(s);
+                }
+            }
+        }
+        Similarities { edges }
+    }
+
+    fn get(&self, a: MemoryId, b: MemoryId) -> Option<f32> {
+        self.edges.get(&(a.min(b), a.max(b))).copied()
+    }
+
+    fn neighbours(&self, id: MemoryId) -> Vec<(MemoryId, f32)> {
+        let mut out: Vec<(MemoryId, f32)> = self
+            .edges
+            .iter()
+            .filter_map(|(&(a, b), &s)| {
+                if a == id {
+                    Some((b, s))
+                } else if b == id {
+                    Some((a, s))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        out.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+        out
+    }
+
+    /// The member most similar to the others (sum of reported similarities); the oldest id on a
+    /// tie, so the choice is stable.
+    fn most_central(&self, members: &[MemoryId]) -> MemoryId {
+        let score = |id: MemoryId| -> f32 {
+            members
+                .iter()
+                .filter(|o| **o != id)
+                .filter_map(|o| self.get(id, *o))
+                .sum()
+        };
+        let mut best = members[0];
+        let mut best_score = score(best);
+        for &id in &members[1..] {
+            let s = score(id);
+            if s > best_score || (s == best_score && id < best) {
+                best = id;
+                best_score = s;
+            }
+        }
+        best
+    }
+
+    /// Groups of at least `min` unused episodes that are all pairwise similar, grown greedily from
+    /// the best-connected episode.
+    fn cliques(&self, used: &BTreeSet<MemoryId>, min: usize) -> Vec<Vec<MemoryId>> {
+        let mut taken = used.clone();
+        let mut seeds: Vec<MemoryId> = self
+            .edges
+            .keys()
+            .flat_map(|&(a, b)| [a, b])
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        seeds.sort_by_key(|id| (std::cmp::Reverse(self.neighbours(*id).len()), *id));
+        let mut out = Vec::new();
+        for seed in seeds {
+            if taken.contains(&seed) {
+                continue;
+            }
+            let mut clique = vec![seed];
+            for (candidate, _) in self.neighbours(seed) {
+                if !taken.contains(&candidate)
+                    && clique.iter().all(|m| self.get(*m, candidate).is_some())
+                {
+                    clique.push(candidate);
+                }
+            }
+            if clique.len() >= min {
+                clique.sort();
+                taken.extend(clique.iter().copied());
+                out.push(clique);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{memory, MemoryExt, Table};
+
+    fn episode(id: u128, content: &str) -> Memory {
+        memory(id, content).with_kind(Kind::Episodic)
+    }
+
+    fn rules(decisions: &[Decision]) -> Vec<&DistilledRule> {
+        decisions
+            .iter()
+            .map(|d| match &d.action {
+                Action::Distill(rule) => rule,
+                other => panic!("expected distill, got {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn three_episodes_with_one_slot_value_make_a_rule() {
+        let table = Table::new(&[
+            episode(1, "Ordered an oat latte for the user.").with_slot("user", "coffee", "latte"),
+            episode(2, "The user asked for a latte again.").with_slot("user", "coffee", "latte"),
+            episode(3, "Got the user a latte before the meeting.")
+                .with_slot("user", "coffee", "latte"),
+            episode(4, "The user tried an americano once.").with_slot(
+                "user",
+                "coffee",
+                "americano",
+            ),
+        ])
+        .similar(1, 2, 0.9)
+        .similar(2, 3, 0.9);
+        let decisions = distill(&table.all(), &table, &DistillConfig::default());
+        let rules = rules(&decisions);
+        assert_eq!(rules.len(), 1);
+        assert_eq!(
+            rules[0].derived_from,
+            vec![MemoryId(1), MemoryId(2), MemoryId(3)]
+        );
+        assert_eq!(rules[0].content, "The user asked for a latte again.");
+        assert!((rules[0].confidence - 0.8).abs() < 1e-6);
+        assert_eq!(rules[0].slot.as_ref().unwrap().value, "latte");
+    }
+
+    #[test]
+    fn similar_episodes_must_all_be_alike() {
+        let table = Table::new(&[
+            episode(
+                1,
+                "Deploy failed: the staging token had expired; renewed it.",
+            ),
+            episode(
+                2,
+                "Staging deploy broke on an expired token, renewing fixed it.",
+            ),
+            episode(
+                3,
+                "Expired staging token blocked the deploy again; renewed.",
+            ),
+            episode(4, "Deployed the docs site."),
+        ])
+        .similar(1, 2, 0.9)
+        .similar(1, 3, 0.88)
+        .similar(2, 3, 0.86)
+        .similar(3, 4, 0.86);
+        let decisions = distill(&table.all(), &table, &DistillConfig::default());
+        let rules = rules(&decisions);
+        assert_eq!(rules.len(), 1);
+        assert_eq!(
+            rules[0].derived_from,
+            vec![MemoryId(1), MemoryId(2), MemoryId(3)]
+        );
+        assert_eq!(rules[0].content, table.get(1).content);
+    }
+
+    #[test]
+    fn two_episodes_or_semantic_memories_are_not_a_pattern() {
+        let table = Table::new(&[
+            episode(1, "Ordered a latte."),
+            episode(2, "Ordered a latte again."),
+            memory(3, "The user drinks lattes."),
+        ])
+        .similar(1, 2, 0.95)
+        .similar(1, 3, 0.95)
+        .similar(2, 3, 0.95);
+        assert!(distill(&table.all(), &table, &DistillConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn confidence_grows_with_support_and_stays_below_a_stated_fact() {
+        assert!((rule_confidence(3) - 0.8).abs() < 1e-6);
+        assert!(rule_confidence(4) > rule_confidence(3));
+        assert_eq!(rule_confidence(20), 0.95);
+    }
+}
