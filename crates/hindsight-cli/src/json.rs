@@ -315,6 +315,7 @@ mod tests {
             status_log: vec![StatusChange {
                 effective_at: t,
                 status: Status::Active,
+                confidence: None,
             }],
             support: Support {
                 count: 2,

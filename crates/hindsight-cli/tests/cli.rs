@@ -277,3 +277,76 @@ fn a_dead_server_gets_a_clear_error() {
         );
     }
 }
+
+#[test]
+fn review_supersedes_a_changed_preference_and_keeps_the_past_answerable() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("serve.log");
+    let server = Server::start(&dir.path().join("data"), &log);
+    let bank = "cli/review";
+    let write = |content: &str, at: &str| -> String {
+        let answer = server.json(&[
+            "write",
+            "--bank",
+            bank,
+            "--content",
+            content,
+            "--occurred-at",
+            at,
+            "--source",
+            "user",
+        ]);
+        answer["id"].as_str().unwrap().to_string()
+    };
+    let old = write("My usual coffee is a flat white.", "2026-03-01T09:00:00Z");
+    let new = write(
+        "Actually, I switched my coffee to an oat latte.",
+        "2026-03-05T09:00:00Z",
+    );
+
+    let report = server.json(&["review", "--bank", bank, "--as-of", "2026-03-06T00:00:00Z"]);
+    assert!(
+        report["updated"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|id| id == &old),
+        "{report}"
+    );
+    assert_eq!(report["cycle"]["judge"], "rules", "{report}");
+
+    let recall_at = |at: &str| {
+        ids(&server.json(&[
+            "recall",
+            "--bank",
+            bank,
+            "--query",
+            "what coffee does the user drink",
+            "--as-of",
+            at,
+        ]))
+    };
+    let now = recall_at("2026-03-07T00:00:00Z");
+    assert!(now.contains(&new) && !now.contains(&old), "{now:?}");
+    let before = recall_at("2026-03-03T00:00:00Z");
+    assert!(
+        before.contains(&old) && !before.contains(&new),
+        "{before:?}"
+    );
+
+    let superseded = server.json(&["get", &old]);
+    assert_eq!(superseded["status"], "superseded", "{superseded}");
+    assert_eq!(superseded["valid_to"], "2026-03-05T09:00:00.000Z");
+    let trace = server.json(&["trace", &old]);
+    let decision = trace["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["actor"] == "review:rules")
+        .unwrap_or_else(|| panic!("the review's decision is in the history: {trace}"));
+    assert!(
+        decision["reason"].as_str().unwrap().contains(&new),
+        "{decision}"
+    );
+    server.kill();
+}

@@ -192,14 +192,12 @@ impl<S: StateMut> Ctx<'_, S> {
             return false;
         }
         let mut fields = vec![];
+        let mut new_status = None;
         if let Some(status) = &change.status {
             if *status != memory.status {
                 fields.push(FieldChange::new("status", &memory.status, status));
                 memory.status = status.clone();
-                memory.status_log.push(StatusChange {
-                    effective_at: change.effective_at,
-                    status: status.clone(),
-                });
+                new_status = Some(status.clone());
             }
         }
         if let Some(confidence) = change.confidence {
@@ -239,6 +237,13 @@ impl<S: StateMut> Ctx<'_, S> {
         }
         if fields.is_empty() {
             return false;
+        }
+        if let Some(status) = new_status {
+            memory.status_log.push(StatusChange {
+                effective_at: change.effective_at,
+                status,
+                confidence: Some(memory.confidence),
+            });
         }
         let kind = match change.reason {
             ChangeReason::Archived => HistoryKind::Archived,
@@ -495,6 +500,7 @@ impl<S: StateMut> Ctx<'_, S> {
         memory.status_log.push(StatusChange {
             effective_at,
             status,
+            confidence: Some(memory.confidence),
         });
         memory.version += 1;
         memory.updated_at = at;

@@ -207,6 +207,10 @@ pub struct AccessStats {
 pub struct StatusChange {
     pub effective_at: Timestamp,
     pub status: Status,
+    /// The confidence in force from this change on, so that a point-in-time recall judges the
+    /// record as it was then (a superseded record's confidence drops only from its supersession).
+    #[serde(default)]
+    pub confidence: Option<f32>,
 }
 
 /// HMAC over the canonical record, with the id of the key that made it.
@@ -277,6 +281,20 @@ impl Memory {
         }))
     }
 
+    /// The confidence the record had at event time `t`: the one recorded with the latest status
+    /// change in force then, or the current one when the log does not say.
+    pub fn confidence_as_of(&self, t: Timestamp) -> f32 {
+        // Nothing changed the status after `t`: what the record says now held then.
+        if self.status_log.last().is_none_or(|c| c.effective_at <= t) {
+            return self.confidence;
+        }
+        self.status_log
+            .iter()
+            .rfind(|c| c.effective_at <= t)
+            .and_then(|c| c.confidence)
+            .unwrap_or(self.confidence)
+    }
+
     pub fn is_expired_at(&self, t: Timestamp) -> bool {
         self.expires_at.is_some_and(|e| t >= e)
     }
@@ -317,6 +335,7 @@ pub(crate) mod tests {
             status_log: vec![StatusChange {
                 effective_at: t,
                 status: Status::Active,
+                confidence: None,
             }],
             support: Support {
                 count: 1,
@@ -333,11 +352,30 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn confidence_as_of_is_the_one_in_force_then() {
+        let mut m = sample(1, "x");
+        m.status_log[0].confidence = Some(0.9);
+        m.confidence = 0.05;
+        m.status_log.push(StatusChange {
+            effective_at: Timestamp(2_000_000),
+            status: Status::Superseded { by: MemoryId(2) },
+            confidence: Some(0.05),
+        });
+        assert_eq!(m.confidence_as_of(Timestamp(1_500_000)), 0.9);
+        assert_eq!(m.confidence_as_of(Timestamp(2_500_000)), 0.05);
+        // A raise with no status change is not in the log; after the last change, the current
+        // confidence holds.
+        m.confidence = 0.07;
+        assert_eq!(m.confidence_as_of(Timestamp(2_500_000)), 0.07);
+    }
+
+    #[test]
     fn status_as_of_replays_the_status_log() {
         let mut m = sample(1, "x");
         m.status_log.push(StatusChange {
             effective_at: Timestamp(2_000_000),
             status: Status::Superseded { by: MemoryId(2) },
+            confidence: None,
         });
         assert_eq!(m.status_as_of(Timestamp(999_999)), None);
         assert_eq!(m.status_as_of(Timestamp(1_500_000)), Some(Status::Active));

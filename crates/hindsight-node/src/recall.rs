@@ -222,11 +222,12 @@ impl Plan {
                     self.as_of.days_since(c.memory.occurred_at),
                     weights.freshness_days_for(c.memory.kind),
                 );
-                let score = lifecycle_score(weights, relevance, c.memory.confidence, fresh);
+                let confidence = self.confidence_of(&c.memory);
+                let score = lifecycle_score(weights, relevance, confidence, fresh);
                 let explain = Explain {
                     arms: c.arms.clone(),
                     relevance,
-                    confidence: c.memory.confidence,
+                    confidence,
                     freshness: fresh,
                     score,
                     status: c.status.name().to_string(),
@@ -292,6 +293,13 @@ impl Plan {
         }
     }
 
+    /// The memory's confidence at the request's point in time.
+    fn confidence_of(&self, memory: &Memory) -> f32 {
+        self.request
+            .as_of
+            .map_or(memory.confidence, |t| memory.confidence_as_of(t))
+    }
+
     /// The query vector to compare `memory` with: the user's own words answer the question asked
     /// in the user's voice.
     fn query_vector_for(&self, memory: &Memory) -> &[f32] {
@@ -346,7 +354,7 @@ impl Plan {
         if status.hidden_by_default() && !self.request.include_history {
             return None;
         }
-        if memory.confidence < min_confidence {
+        if self.confidence_of(memory) < min_confidence {
             return None;
         }
         let filters = &self.request.filters;

@@ -222,6 +222,7 @@ pub fn build_memory(request: WriteRequest, config: &BankConfig, now: Timestamp) 
         status_log: vec![StatusChange {
             effective_at: occurred_at,
             status: Status::Active,
+            confidence: Some(confidence),
         }],
         support: Support {
             count: 1,

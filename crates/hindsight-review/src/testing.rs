@@ -38,6 +38,7 @@ pub fn memory(id: u128, content: &str) -> Memory {
         status_log: vec![StatusChange {
             effective_at: t,
             status: Status::Active,
+            confidence: None,
         }],
         support: Support {
             count: 1,

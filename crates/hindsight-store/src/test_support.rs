@@ -27,6 +27,7 @@ pub(crate) fn memory(id: u128, bank: &str, content: &str) -> Memory {
         status_log: vec![StatusChange {
             effective_at: t,
             status: Status::Active,
+            confidence: None,
         }],
         support: Support {
             count: 1,

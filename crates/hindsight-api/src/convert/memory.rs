@@ -185,6 +185,7 @@ impl From<&StatusChange> for pb::StatusChange {
         pb::StatusChange {
             effective_at: time(c.effective_at),
             status: Some(pb::MemoryStatus::from(&c.status)),
+            confidence: c.confidence,
         }
     }
 }
@@ -196,6 +197,7 @@ impl TryFrom<pb::StatusChange> for StatusChange {
         Ok(StatusChange {
             effective_at: parse_time(&c.effective_at)?,
             status: required(c.status, "status")?.try_into()?,
+            confidence: c.confidence,
         })
     }
 }

@@ -102,10 +102,12 @@ mod tests {
                 StatusChange {
                     effective_at: t("2026-03-01T08:00:00.123Z"),
                     status: Status::Active,
+                    confidence: None,
                 },
                 StatusChange {
                     effective_at: t("2026-03-05T00:00:00Z"),
                     status: Status::Superseded { by: id(2) },
+                    confidence: None,
                 },
             ],
             support: Support {
