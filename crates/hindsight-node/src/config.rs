@@ -2,6 +2,8 @@
 //! overridable by `HINDSIGHT_<SECTION>_<KEY>` environment variables.
 
 use hindsight_review::{DecayConfig, PairConfig, RulesConfig, Strategies};
+
+use crate::judging::{JudgeKind, LlmJudgeSection};
 use std::path::{Path, PathBuf};
 
 use hindsight_core::{Limits, ScoringWeights};
@@ -83,8 +85,12 @@ pub struct ReviewSection {
     pub interval_secs: u64,
     /// Which memories are compared: thresholds for conflict and duplicate candidates.
     pub pairs: PairConfig,
+    /// Which judge decides candidate pairs: rules (offline, default), llm or consensus.
+    pub judge: JudgeKind,
     /// The offline rules judge's settings.
     pub rules: RulesConfig,
+    /// The model-backed judge: endpoint, model, key variable, batch size and token budgets.
+    pub llm: LlmJudgeSection,
     /// What each kind of verdict does (ARCHITECTURE §6.3).
     pub strategies: Strategies,
     /// Confidence lost per day without use, and the archive threshold.
@@ -151,7 +157,9 @@ impl Default for ReviewSection {
         ReviewSection {
             interval_secs: 300,
             pairs: PairConfig::default(),
+            judge: JudgeKind::Rules,
             rules: RulesConfig::default(),
+            llm: LlmJudgeSection::default(),
             strategies: Strategies::default(),
             decay: DecayConfig::default(),
         }

@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
 use crate::config::NodeConfig;
 use crate::error::NodeError;
+use crate::judging::{JudgeKind, LlmJudge};
 use crate::listener::EffectRouter;
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
 use crate::{conflicts, embedding, recall, review, writer};
@@ -40,6 +41,8 @@ struct Inner {
     ready: AtomicBool,
     access: Mutex<HashMap<MemoryId, AccessHit>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// The model-backed review judge, when `review.judge` asks for one.
+    llm_judge: Option<Arc<LlmJudge>>,
 }
 
 impl Node {
@@ -55,6 +58,10 @@ impl Node {
             ))
         })?;
         tracing::info!(data_dir = %data_dir.display(), "starting node {}", config.node.id);
+        let llm_judge = match config.review.judge {
+            JudgeKind::Rules => None,
+            kind => Some(Arc::new(LlmJudge::new(kind, &config.review.llm)?)),
+        };
         let embedder = {
             let config = config.clone();
             tokio::task::spawn_blocking(move || embedding::build(&config))
@@ -105,6 +112,7 @@ impl Node {
                 ready: AtomicBool::new(false),
                 access: Mutex::new(HashMap::new()),
                 tasks: Mutex::new(vec![]),
+                llm_judge,
             }),
         };
         node.spawn_background_tasks();
@@ -386,6 +394,10 @@ impl Node {
 
     pub(crate) fn reader(&self) -> &StateReader {
         self.inner.store.reader()
+    }
+
+    pub(crate) fn llm_judge(&self) -> Option<Arc<LlmJudge>> {
+        self.inner.llm_judge.clone()
     }
 
     pub(crate) fn context(&self) -> &Arc<BankContext> {

@@ -11,13 +11,14 @@ use hindsight_core::command::{Command, CommandOutcome};
 use hindsight_core::review::{ChangeReason, Conflict, CycleReport, MemoryChange, ReviewState};
 use hindsight_core::{BankName, Consistency, Memory, MemoryId, Timestamp};
 use hindsight_review::{
-    decay, decided_ids, resolve, select_pairs, Action, Decision, Judge, MemoryUpdate,
-    Neighbourhood, Pair, RulesJudge,
+    decay, decided_ids, resolve, select_pairs, Action, Decision, MemoryUpdate, Neighbourhood, Pair,
+    RulesJudge,
 };
 
 use crate::bank::BankView;
 use crate::config::ReviewSection;
 use crate::error::NodeError;
+use crate::judging::{judge_with_rules, LlmJudge};
 use crate::node::Node;
 use crate::types::ReviewReport;
 
@@ -49,10 +50,12 @@ pub async fn review(
         .unwrap_or_default();
     let settings = node.config().review.clone();
     let cycle_view = view.clone();
-    let plan =
-        tokio::task::spawn_blocking(move || plan_cycle(&cycle_view, &state, &settings, as_of, now))
-            .await
-            .map_err(NodeError::internal)?;
+    let llm = node.llm_judge();
+    let plan = tokio::task::spawn_blocking(move || {
+        plan_cycle(&cycle_view, &state, &settings, llm.as_deref(), as_of, now)
+    })
+    .await
+    .map_err(NodeError::internal)?;
     let considered = plan.considered;
     let mut report = plan.report;
     report.expired = expired.len() as u64;
@@ -159,6 +162,7 @@ fn plan_cycle(
     view: &BankView,
     state: &ReviewState,
     settings: &ReviewSection,
+    llm: Option<&LlmJudge>,
     as_of: Timestamp,
     now: Timestamp,
 ) -> CyclePlan {
@@ -185,8 +189,12 @@ fn plan_cycle(
             }
         }
     }
-    let judge = RulesJudge::new(settings.rules.clone());
-    let judgements = judge.judge(&pairs);
+    let pairs_considered = pairs.len();
+    let judged = match llm {
+        Some(llm) => llm.judge_within_budget(pairs.clone()),
+        None => judge_with_rules(&RulesJudge::new(settings.rules.clone()), &pairs),
+    };
+    let judgements = judged.judgements;
     let mut decisions = resolve(&pairs, &judgements, &settings.strategies);
 
     let last_decay = state.last.as_ref().map(|r| r.as_of);
@@ -212,13 +220,13 @@ fn plan_cycle(
         started_at: now,
         took_micros: 0,
         changed: changed.len() as u64,
-        pairs_considered: pairs.len() as u64,
+        pairs_considered: pairs_considered as u64,
         all_pairs: selection.stats.all_pairs,
         pairs_judged: judgements.len() as u64,
-        pairs_deferred: 0,
-        tokens_used: 0,
-        token_budget: 0,
-        judge: judge.name().to_string(),
+        pairs_deferred: judged.deferred.len() as u64,
+        tokens_used: judged.tokens_used,
+        token_budget: judged.token_budget,
+        judge: judged.judge,
         decisions: by_action,
         expired: 0,
     };
@@ -227,7 +235,7 @@ fn plan_cycle(
         conflicts,
         report,
         watermark,
-        deferred: vec![],
+        deferred: judged.deferred,
         considered: records.len(),
     }
 }

@@ -402,3 +402,127 @@ mod bad_input {
         node.shutdown().await;
     }
 }
+
+mod review_budget {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use hindsight_node::judging::JudgeKind;
+
+    use super::*;
+
+    /// An OpenAI-compatible endpoint that calls every pair it is asked about unrelated and reports
+    /// no usage, so the client counts the tokens itself.
+    fn scripted_model() -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(AtomicUsize::new(0));
+        let counter = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                counter.fetch_add(1, Ordering::SeqCst);
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if line == "\r\n" || line.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                let prompt = request["messages"].as_array().unwrap().last().unwrap()["content"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                let verdicts: Vec<serde_json::Value> = prompt
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .filter_map(|item| item["id"].as_str().map(str::to_string))
+                    .map(|id| {
+                        serde_json::json!({"id": id, "relation": "unrelated",
+                            "newer_or_fact": null, "reason": "different drinks"})
+                    })
+                    .collect();
+                let answer = serde_json::json!({"verdicts": verdicts}).to_string();
+                let reply = serde_json::json!({
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": answer}}]
+                })
+                .to_string();
+                let mut stream = stream;
+                write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                    reply.len()
+                )
+                .unwrap();
+            }
+        });
+        (format!("http://{addr}/v1"), requests)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn no_cycle_spends_more_than_its_budget_and_the_rest_is_judged_later() {
+        let (url, requests) = scripted_model();
+        let budget = 2_500;
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(dir.path());
+        config.review.judge = JudgeKind::Llm;
+        config.review.llm.chat.base_url = url;
+        config.review.llm.chat.api_key_env = None;
+        config.review.llm.chat.max_output_tokens = 200;
+        config.review.llm.bank_budget_tokens = budget;
+        let node = Node::start(config).await.unwrap();
+        let drinks = [
+            "a flat white",
+            "an espresso",
+            "a cortado",
+            "a latte",
+            "a mocha",
+            "a macchiato",
+            "an americano",
+            "a cappuccino",
+            "a ristretto",
+            "a lungo",
+        ];
+        for (i, drink) in drinks.iter().enumerate() {
+            let mut request = write("a/llm", &format!("My usual coffee is {drink}."));
+            request.occurred_at = Some(ts(&format!("2026-03-{:02}T09:00:00Z", i + 1)));
+            node.write(request).await.unwrap();
+        }
+
+        let mut judged = 0;
+        let mut cycles = 0;
+        loop {
+            let report = node.review(bank("a/llm"), None).await.unwrap().cycle;
+            cycles += 1;
+            assert!(
+                report.tokens_used <= budget,
+                "cycle {cycles} spent {} of {budget}",
+                report.tokens_used
+            );
+            assert_eq!(report.token_budget, budget);
+            assert!(report.judge.starts_with("llm:"), "{}", report.judge);
+            judged += report.pairs_judged;
+            if report.pairs_deferred == 0 {
+                break;
+            }
+            assert!(report.pairs_judged > 0, "every cycle makes progress");
+            assert!(cycles < 30, "the deferred pairs are never finished");
+        }
+        // Ten memories stating one slot: every one of the 45 pairs is judged exactly once.
+        assert_eq!(judged, 45);
+        assert!(cycles > 1, "the budget forced the work over several cycles");
+        assert!(requests.load(Ordering::SeqCst) >= cycles);
+        node.shutdown().await;
+    }
+}
