@@ -127,9 +127,8 @@ impl Plan {
                     });
             view.with_records(|records| {
                 let visible = |id: u128| -> bool {
-                    records
-                        .get(&MemoryId(id))
-                        .is_some_and(|m| self.status_if_visible(m, min_confidence).is_some())
+                    self.stand_in(records, MemoryId(id), min_confidence)
+                        .is_some()
                 };
                 let semantic = self.semantic_hits(view, records, depth, &visible);
                 let mut arms: Vec<(&'static str, f32, Vec<ArmResult>)> = vec![(
@@ -185,13 +184,17 @@ impl Plan {
                 }
                 for (arm, weight, ranked) in arms {
                     arm_weights.insert(arm, weight);
+                    // A record and the rewordings merged into it share one share per arm.
+                    let mut credited = std::collections::HashSet::new();
                     for (rank, (id, score, quality)) in ranked.into_iter().enumerate() {
-                        let Some(memory) = records.get(&MemoryId(id)) else {
+                        let Some((memory, status)) =
+                            self.stand_in(records, MemoryId(id), min_confidence)
+                        else {
                             continue;
                         };
-                        let Some(status) = self.status_if_visible(memory, min_confidence) else {
+                        if !credited.insert(memory.id) {
                             continue;
-                        };
+                        }
                         let candidate = candidates.entry(memory.id).or_insert_with(|| Candidate {
                             bank,
                             memory: memory.clone(),
@@ -339,6 +342,33 @@ impl Plan {
         rescored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         rescored.truncate(depth);
         rescored
+    }
+
+    /// The record a hit stands for: the hit itself when recall may return it, else the live
+    /// record that superseded it (a merged rewording, or a newer statement of the same fact),
+    /// followed for a few hops. A question phrased like an old statement is answered by what
+    /// replaced it, never by the old statement.
+    fn stand_in<'r>(
+        &self,
+        records: &'r HashMap<MemoryId, Arc<Memory>>,
+        id: MemoryId,
+        min_confidence: f32,
+    ) -> Option<(&'r Arc<Memory>, Status)> {
+        let mut current = records.get(&id)?;
+        for _ in 0..4 {
+            if let Some(status) = self.status_if_visible(current, min_confidence) {
+                return Some((current, status));
+            }
+            let status = match self.request.as_of {
+                Some(t) => current.status_as_of(t)?,
+                None => current.status.clone(),
+            };
+            let Status::Superseded { by } = status else {
+                return None;
+            };
+            current = records.get(&by)?;
+        }
+        None
     }
 
     /// The status recall reports for `memory`, or `None` when the memory is left out.

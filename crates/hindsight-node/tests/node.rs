@@ -403,6 +403,59 @@ mod bad_input {
     }
 }
 
+mod review {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_question_worded_like_a_replaced_statement_finds_its_replacement() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let mut old = write("a/update", "My usual coffee is a flat white.");
+        old.occurred_at = Some(ts("2026-03-01T09:00:00Z"));
+        let old = node.write(old).await.unwrap().id;
+        let mut new = write(
+            "a/update",
+            "Actually, I switched my coffee to an oat latte.",
+        );
+        new.occurred_at = Some(ts("2026-03-05T09:00:00Z"));
+        let new = node.write(new).await.unwrap().id;
+        let report = node
+            .review(bank("a/update"), Some(ts("2026-03-06T00:00:00Z")))
+            .await
+            .unwrap();
+        assert!(report.updated.contains(&old), "{report:?}");
+
+        let mut request =
+            RecallRequest::new(vec![bank("a/update")], "my usual coffee is a flat white", 5);
+        request.as_of = Some(ts("2026-03-07T00:00:00Z"));
+        let hits = node.recall(request.clone()).await.unwrap().hits;
+        let ids: Vec<_> = hits.iter().map(|h| h.memory.id).collect();
+        assert_eq!(
+            ids,
+            vec![new],
+            "the replacement stands in for the replaced statement"
+        );
+        let semantic = hits[0]
+            .explain
+            .arms
+            .iter()
+            .find(|a| a.arm == "semantic")
+            .expect("a semantic hit");
+        assert!(
+            semantic.score > 0.9,
+            "it carries the replaced statement's match: {semantic:?}"
+        );
+        // Before the change, the old statement answers for itself.
+        request.as_of = Some(ts("2026-03-03T00:00:00Z"));
+        let hits = node.recall(request).await.unwrap().hits;
+        assert_eq!(
+            hits.iter().map(|h| h.memory.id).collect::<Vec<_>>(),
+            vec![old]
+        );
+        node.shutdown().await;
+    }
+}
+
 mod review_budget {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
-use hindsight_core::{Kind, Memory, MemoryId, Status};
+use hindsight_core::{Kind, Memory, MemoryId, SourceKind, Status};
 use serde::{Deserialize, Serialize};
 
 use crate::neighbourhood::Neighbourhood;
@@ -20,6 +20,10 @@ pub struct PairConfig {
     /// `pair_similarity`: a rewording in other words embeds less close than a changed value in the
     /// same words.
     pub duplicate_similarity: f32,
+    /// Similarity at or above which an agent's inference and a statement from another source
+    /// may disagree. Far lower than `pair_similarity`: a refutation is worded in its own terms
+    /// ("seems to work late at night" / "focused work in the early morning, never at night").
+    pub inference_similarity: f32,
     /// Most similar neighbours asked for per changed memory.
     pub neighbours_per_memory: usize,
 }
@@ -28,7 +32,8 @@ impl Default for PairConfig {
     fn default() -> Self {
         PairConfig {
             pair_similarity: 0.85,
-            duplicate_similarity: 0.80,
+            duplicate_similarity: 0.75,
+            inference_similarity: 0.40,
             neighbours_per_memory: 20,
         }
     }
@@ -37,7 +42,9 @@ impl Default for PairConfig {
 impl PairConfig {
     /// The lowest similarity that makes a candidate of either kind.
     pub fn min_similarity(&self) -> f32 {
-        self.pair_similarity.min(self.duplicate_similarity)
+        self.pair_similarity
+            .min(self.duplicate_similarity)
+            .min(self.inference_similarity)
     }
 }
 
@@ -220,7 +227,9 @@ pub fn select_pairs(
             let conflict_candidate =
                 similarity >= config.pair_similarity && !same_content(memory, &other);
             let duplicate_candidate = similarity >= config.duplicate_similarity;
-            if conflict_candidate || duplicate_candidate {
+            let inference_candidate =
+                similarity >= config.inference_similarity && one_is_inferred(memory, &other);
+            if conflict_candidate || duplicate_candidate || inference_candidate {
                 offer(
                     &mut pairs,
                     Pair::new(memory.clone(), other, Some(similarity)),
@@ -260,6 +269,17 @@ fn shares_slot(a: &Memory, b: &Memory) -> bool {
         (Some(x), Some(y)) => x.subject == y.subject && x.attribute == y.attribute,
         _ => false,
     }
+}
+
+/// One of the two is the agent's own inference and the other is not.
+fn one_is_inferred(a: &Memory, b: &Memory) -> bool {
+    let inferred = |m: &Memory| {
+        matches!(
+            m.provenance.source,
+            SourceKind::Agent | SourceKind::Reflection
+        )
+    };
+    inferred(a) != inferred(b)
 }
 
 fn same_content(a: &Memory, b: &Memory) -> bool {
@@ -319,6 +339,29 @@ mod tests {
         let selection = select_pairs(&[table.get(1)], 5, &table, &strict);
         // Identical content cannot conflict, but it is still a duplicate candidate.
         assert_eq!(partners(&selection, 1), vec![2, 5]);
+    }
+
+    #[test]
+    fn an_inference_meets_other_sources_far_below_the_conflict_threshold() {
+        let table = Table::new(&[
+            memory(1, "The user seems to prefer working late at night.")
+                .with_source(SourceKind::Agent),
+            memory(
+                2,
+                "I do my focused work in the early morning, never at night.",
+            ),
+            memory(3, "I start work at nine."),
+            memory(4, "The user probably likes jazz.").with_source(SourceKind::Agent),
+        ])
+        .similar(1, 2, 0.45)
+        .similar(2, 3, 0.45)
+        .similar(1, 4, 0.45)
+        .similar(1, 3, 0.30);
+        let selection = select_pairs(&table.all(), 4, &table, &PairConfig::default());
+        // Inference against statement: paired. Two statements, or two inferences, at the same
+        // similarity: not. Below the inference threshold: not.
+        assert_eq!(partners(&selection, 1), vec![2]);
+        assert_eq!(partners(&selection, 3), Vec::<u128>::new());
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub struct RulesConfig {
 impl Default for RulesConfig {
     fn default() -> Self {
         RulesConfig {
-            duplicate_similarity: 0.80,
+            duplicate_similarity: 0.75,
             min_duplicate_overlap: 1.0,
             min_duplicate_overlap_same_value: 0.5,
             min_change_overlap: 0.5,
