@@ -283,53 +283,25 @@ pub fn status(s: &ServerStatus) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
-    use hindsight_core::memory::{AccessStats, StatusChange};
-    use hindsight_core::{Kind, Provenance, SourceKind, Support};
+    use hindsight_core::{Provenance, SourceKind};
 
     use super::*;
 
     fn sample() -> Memory {
         let t = Timestamp::parse_rfc3339("2026-03-04T10:00:00Z").unwrap();
-        Memory {
-            id: MemoryId::new(t.millis(), 7),
-            bank: "acme/agent-7".parse().unwrap(),
-            kind: Kind::Semantic,
-            subtype: None,
-            content: "likes green tea".into(),
-            entities: vec![],
-            slot: None,
-            provenance: Provenance::from_source(SourceKind::User),
-            occurred_at: t,
-            recorded_at: t,
-            valid_from: t,
-            valid_to: None,
-            expires_at: None,
-            confidence: 0.9,
-            importance: 0.5,
-            critical: false,
-            status: Status::Superseded {
-                by: MemoryId::new(t.millis(), 8),
-            },
-            status_log: vec![StatusChange {
-                effective_at: t,
-                status: Status::Active,
-                confidence: None,
-            }],
-            support: Support {
-                count: 2,
-                merged: vec![MemoryId::new(t.millis(), 9)],
-                derived_from: vec![],
-            },
-            access: AccessStats::default(),
-            tags: vec![],
-            metadata: BTreeMap::new(),
-            signature: None,
-            version: 1,
-            updated_at: t,
-            updated_index: 0,
-        }
+        let mut memory = Memory::new(
+            MemoryId::new(t.millis(), 7),
+            "acme/agent-7".parse().unwrap(),
+            "likes green tea",
+            Provenance::from_source(SourceKind::User),
+            t,
+        );
+        memory.status = Status::Superseded {
+            by: MemoryId::new(t.millis(), 8),
+        };
+        memory.support.count = 2;
+        memory.support.merged = vec![MemoryId::new(t.millis(), 9)];
+        memory
     }
 
     #[test]

@@ -299,6 +299,53 @@ impl Memory {
         self.expires_at.is_some_and(|e| t >= e)
     }
 
+    /// An active semantic memory stated at `at`: valid from then, the source's initial
+    /// confidence, one unit of support, version 1. Callers set everything else.
+    pub fn new(
+        id: MemoryId,
+        bank: BankName,
+        content: impl Into<String>,
+        provenance: Provenance,
+        at: Timestamp,
+    ) -> Memory {
+        let confidence = provenance.source.initial_confidence();
+        Memory {
+            id,
+            bank,
+            kind: Kind::Semantic,
+            subtype: None,
+            content: content.into(),
+            entities: vec![],
+            slot: None,
+            provenance,
+            occurred_at: at,
+            recorded_at: at,
+            valid_from: at,
+            valid_to: None,
+            expires_at: None,
+            confidence,
+            importance: 0.5,
+            critical: false,
+            status: Status::Active,
+            status_log: vec![StatusChange {
+                effective_at: at,
+                status: Status::Active,
+                confidence: Some(confidence),
+            }],
+            support: Support {
+                count: 1,
+                ..Support::default()
+            },
+            access: AccessStats::default(),
+            tags: vec![],
+            metadata: BTreeMap::new(),
+            signature: None,
+            version: 1,
+            updated_at: at,
+            updated_index: 0,
+        }
+    }
+
     /// Every memory id this record stands for: itself, merged duplicates and its sources.
     pub fn represented_ids(&self) -> Vec<MemoryId> {
         let mut ids = vec![self.id];
@@ -313,42 +360,15 @@ pub(crate) mod tests {
     use super::*;
 
     pub fn sample(id: u128, content: &str) -> Memory {
-        let t = Timestamp(1_000_000);
-        Memory {
-            id: MemoryId(id),
-            bank: "test/bank".parse().unwrap(),
-            kind: Kind::Semantic,
-            subtype: Some(Subtype::Fact),
-            content: content.to_string(),
-            entities: vec![],
-            slot: None,
-            provenance: Provenance::from_source(SourceKind::User),
-            occurred_at: t,
-            recorded_at: t,
-            valid_from: t,
-            valid_to: None,
-            expires_at: None,
-            confidence: 0.9,
-            importance: 0.5,
-            critical: false,
-            status: Status::Active,
-            status_log: vec![StatusChange {
-                effective_at: t,
-                status: Status::Active,
-                confidence: None,
-            }],
-            support: Support {
-                count: 1,
-                ..Support::default()
-            },
-            access: AccessStats::default(),
-            tags: vec![],
-            metadata: BTreeMap::new(),
-            signature: None,
-            version: 1,
-            updated_at: t,
-            updated_index: 0,
-        }
+        let mut memory = Memory::new(
+            MemoryId(id),
+            "test/bank".parse().unwrap(),
+            content,
+            Provenance::from_source(SourceKind::User),
+            Timestamp(1_000_000),
+        );
+        memory.subtype = Some(Subtype::Fact);
+        memory
     }
 
     #[test]

@@ -109,11 +109,7 @@ pub async fn resolve(
     let changed = match result {
         CommandOutcome::ConflictResolved { changed } => changed,
         CommandOutcome::Rejected { reason, not_found } => {
-            return Err(if not_found {
-                NodeError::NotFound(reason)
-            } else {
-                NodeError::FailedPrecondition(reason)
-            })
+            return Err(NodeError::refused(reason, not_found))
         }
         other => {
             return Err(NodeError::internal(format!(

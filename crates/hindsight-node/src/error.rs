@@ -26,4 +26,13 @@ impl NodeError {
     pub fn internal(e: impl std::fmt::Display) -> Self {
         NodeError::Internal(e.to_string())
     }
+
+    /// The error for a command the state machine refused when it applied.
+    pub fn refused(reason: String, not_found: bool) -> Self {
+        if not_found {
+            NodeError::NotFound(reason)
+        } else {
+            NodeError::FailedPrecondition(reason)
+        }
+    }
 }

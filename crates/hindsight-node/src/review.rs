@@ -77,11 +77,7 @@ pub async fn review(
             cycle,
         } => (changed, conflicts, cycle),
         CommandOutcome::Rejected { reason, not_found } => {
-            return Err(if not_found {
-                NodeError::NotFound(reason)
-            } else {
-                NodeError::FailedPrecondition(reason)
-            })
+            return Err(NodeError::refused(reason, not_found))
         }
         other => {
             return Err(NodeError::internal(format!(

@@ -4,9 +4,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use hindsight_core::memory::{AccessStats, StatusChange};
 use hindsight_core::{
-    Kind, Memory, MemoryId, Provenance, Slot, SourceKind, Status, Subtype, Support, Timestamp,
+    Kind, Memory, MemoryId, Provenance, Slot, SourceKind, Status, Subtype, Timestamp,
 };
 
 // Through the crate root, so that the integration tests can include this file as it is.
@@ -16,42 +15,15 @@ pub const DAY: i64 = 86_400_000;
 
 /// A user-stated, active semantic fact recorded on day `id`.
 pub fn memory(id: u128, content: &str) -> Memory {
-    let t = Timestamp(1_700_000_000_000 + id as i64 * DAY);
-    Memory {
-        id: MemoryId(id),
-        bank: "test/bank".parse().expect("valid bank name"),
-        kind: Kind::Semantic,
-        subtype: Some(Subtype::Fact),
-        content: content.to_string(),
-        entities: vec![],
-        slot: None,
-        provenance: Provenance::from_source(SourceKind::User),
-        occurred_at: t,
-        recorded_at: t,
-        valid_from: t,
-        valid_to: None,
-        expires_at: None,
-        confidence: 0.9,
-        importance: 0.5,
-        critical: false,
-        status: Status::Active,
-        status_log: vec![StatusChange {
-            effective_at: t,
-            status: Status::Active,
-            confidence: None,
-        }],
-        support: Support {
-            count: 1,
-            ..Support::default()
-        },
-        access: AccessStats::default(),
-        tags: vec![],
-        metadata: BTreeMap::new(),
-        signature: None,
-        version: 1,
-        updated_at: t,
-        updated_index: 0,
-    }
+    let mut memory = Memory::new(
+        MemoryId(id),
+        "test/bank".parse().expect("valid bank name"),
+        content,
+        Provenance::from_source(SourceKind::User),
+        Timestamp(1_700_000_000_000 + id as i64 * DAY),
+    );
+    memory.subtype = Some(Subtype::Fact);
+    memory
 }
 
 /// Like [`memory`], with the slot filled from the text the way a write fills it.

@@ -1,14 +1,12 @@
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hindsight_core::apply::Effect;
 use hindsight_core::command::WriteResult;
-use hindsight_core::memory::{AccessStats, StatusChange};
 use hindsight_core::{
-    BankConfig, Command, CommandOutcome, Kind, Memory, MemoryId, Provenance, SourceKind, Status,
-    Support, Timestamp, WriteItem,
+    BankConfig, Command, CommandOutcome, Memory, MemoryId, Provenance, SourceKind, Timestamp,
+    WriteItem,
 };
 use hindsight_store::{ApplyListener, StoreConfig, StoreHandle};
 
@@ -40,42 +38,13 @@ pub async fn open_with(
 }
 
 pub fn memory(id: u128, bank: &str, content: &str) -> Memory {
-    let t = Timestamp(1_000_000 + id as i64);
-    Memory {
-        id: MemoryId(id),
-        bank: bank.parse().unwrap(),
-        kind: Kind::Semantic,
-        subtype: None,
-        content: content.to_string(),
-        entities: vec![],
-        slot: None,
-        provenance: Provenance::from_source(SourceKind::User),
-        occurred_at: t,
-        recorded_at: t,
-        valid_from: t,
-        valid_to: None,
-        expires_at: None,
-        confidence: 0.9,
-        importance: 0.5,
-        critical: false,
-        status: Status::Active,
-        status_log: vec![StatusChange {
-            effective_at: t,
-            status: Status::Active,
-            confidence: None,
-        }],
-        support: Support {
-            count: 1,
-            ..Support::default()
-        },
-        access: AccessStats::default(),
-        tags: vec![],
-        metadata: BTreeMap::new(),
-        signature: None,
-        version: 1,
-        updated_at: t,
-        updated_index: 0,
-    }
+    Memory::new(
+        MemoryId(id),
+        bank.parse().unwrap(),
+        content,
+        Provenance::from_source(SourceKind::User),
+        Timestamp(1_000_000 + id as i64),
+    )
 }
 
 pub fn create_bank(name: &str) -> Command {
