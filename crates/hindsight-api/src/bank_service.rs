@@ -30,7 +30,11 @@ impl BankService for BankApi {
     ) -> Result<Response<pb::CreateBankResponse>, Status> {
         let request = request.into_inner();
         let name = bank_name(&request.name)?;
-        let patch = request.settings.unwrap_or_default().into();
+        let patch = request
+            .settings
+            .unwrap_or_default()
+            .try_into()
+            .map_err(invalid)?;
         let bank = self
             .node
             .create_bank(name, patch)
@@ -68,7 +72,11 @@ impl BankService for BankApi {
     ) -> Result<Response<pb::UpdateBankResponse>, Status> {
         let request = request.into_inner();
         let name = bank_name(&request.name)?;
-        let patch = request.patch.unwrap_or_default().into();
+        let patch = request
+            .patch
+            .unwrap_or_default()
+            .try_into()
+            .map_err(invalid)?;
         let bank = self
             .node
             .update_bank(name, patch)

@@ -1,6 +1,7 @@
 //! `hindsight bank …`: bank administration.
 
 use hindsight_api::HindsightClient;
+use hindsight_core::strategy::Strategies;
 use hindsight_core::{BankConfig, BankName, ScoringWeights};
 use hindsight_node::BankPatch;
 use serde_json::{json, Value};
@@ -27,7 +28,7 @@ async fn create(args: BankEditArgs) -> anyhow::Result<()> {
     let name: BankName = args.name.parse()?;
     let client = HindsightClient::connect(&args.client.server).await?;
     let settings = &args.settings;
-    let patch = patch(settings, None);
+    let patch = patch(settings, None, None)?;
     let partial_weights = patch.weights.is_none() && settings.any_weight();
     let mut bank = client.create_bank(name.clone(), patch).await?;
     if partial_weights {
@@ -45,14 +46,17 @@ async fn create(args: BankEditArgs) -> anyhow::Result<()> {
 async fn update(args: BankEditArgs) -> anyhow::Result<()> {
     let name: BankName = args.name.parse()?;
     let client = HindsightClient::connect(&args.client.server).await?;
-    let current = if args.settings.any_weight() {
-        Some(client.get_bank(name.clone()).await?.config.weights)
+    let current = if args.settings.any_weight() || !args.settings.strategies.is_empty() {
+        Some(client.get_bank(name.clone()).await?.config)
     } else {
         None
     };
-    let bank = client
-        .update_bank(name, patch(&args.settings, current.as_ref()))
-        .await?;
+    let patch = patch(
+        &args.settings,
+        current.as_ref().map(|c| &c.weights),
+        current.as_ref().and_then(|c| c.strategies.as_ref()),
+    )?;
+    let bank = client.update_bank(name, patch).await?;
     print_bank(args.client.json, &bank);
     Ok(())
 }
@@ -110,21 +114,59 @@ async fn delete(args: BankNameArgs) -> anyhow::Result<()> {
 }
 
 /// The patch the flags ask for. `base` completes a partial set of weights; without it, weights are
-/// sent only when all five are given.
-fn patch(s: &BankSettings, base: Option<&ScoringWeights>) -> BankPatch {
+/// sent only when all five are given. Strategies given as flags apply over `strategies` (the
+/// defaults when the bank has none of its own).
+fn patch(
+    s: &BankSettings,
+    base: Option<&ScoringWeights>,
+    strategies: Option<&Strategies>,
+) -> anyhow::Result<BankPatch> {
     let weights = match base {
         Some(base) => Some(s.weights_over(base)),
         None if s.all_weights() => Some(s.weights_over(&ScoringWeights::default())),
         None => None,
     };
-    BankPatch {
+    Ok(BankPatch {
         description: s.description.clone(),
         min_confidence: s.min_confidence,
         dedup_threshold: s.dedup_threshold,
         working_ttl_secs: s.working_ttl,
         collapse_threshold: s.collapse_threshold,
         weights,
+        max_memories: s.max_memories,
+        strategies: if s.strategies.is_empty() {
+            None
+        } else {
+            Some(strategies_over(
+                strategies.cloned().unwrap_or_default(),
+                &s.strategies,
+            )?)
+        },
+    })
+}
+
+/// `base` with each `key=value` in place of its own value; unknown keys and values are refused
+/// with the key named.
+fn strategies_over(base: Strategies, given: &[(String, String)]) -> anyhow::Result<Strategies> {
+    let Value::Object(mut fields) = serde_json::to_value(&base)? else {
+        unreachable!("strategies serialise as an object")
+    };
+    for (key, value) in given {
+        let Some(current) = fields.get(key) else {
+            let known: Vec<&String> = fields.keys().collect();
+            anyhow::bail!("unknown strategy {key:?}; known: {known:?}");
+        };
+        let parsed = match current {
+            Value::Number(_) => value
+                .parse::<f64>()
+                .map(Value::from)
+                .map_err(|_| anyhow::anyhow!("strategy {key} needs a number, got {value:?}"))?,
+            _ => Value::String(value.clone()),
+        };
+        fields.insert(key.clone(), parsed);
     }
+    serde_json::from_value(Value::Object(fields))
+        .map_err(|e| anyhow::anyhow!("invalid strategy: {e}"))
 }
 
 impl BankSettings {
@@ -173,6 +215,20 @@ fn bank_text(bank: &BankConfig, memory_count: Option<u64>) -> String {
         .row(["dedup_threshold", &score(bank.dedup_threshold)])
         .row(["collapse_threshold", &score(bank.collapse_threshold)])
         .row(["working_ttl", &format!("{} s", bank.working_ttl_secs)])
+        .row([
+            "max_memories",
+            &match bank.max_memories {
+                0 => "no quota".to_string(),
+                n => n.to_string(),
+            },
+        ])
+        .row([
+            "strategies",
+            &bank.strategies.as_ref().map_or_else(
+                || "node defaults".to_string(),
+                |s| serde_json::to_string(s).unwrap_or_default(),
+            ),
+        ])
         .row([
             "weights",
             &format!(

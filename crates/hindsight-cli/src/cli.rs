@@ -158,6 +158,9 @@ pub struct RecallArgs {
     /// Also return superseded, falsified, expired and archived memories.
     #[arg(long)]
     pub include_history: bool,
+    /// Also return archived memories, whatever their confidence; those returned are restored.
+    #[arg(long)]
+    pub include_archived: bool,
     /// Only this kind; repeat for several.
     #[arg(long = "kind", value_name = "KIND")]
     pub kinds: Vec<String>,
@@ -304,6 +307,13 @@ pub struct BankSettings {
     /// Freshness of semantic memory is exp(-age_days / fact_freshness_days).
     #[arg(long)]
     pub fact_freshness_days: Option<f32>,
+    /// Live memories the bank may hold before review archives the least useful; 0: no quota.
+    #[arg(long, value_name = "N")]
+    pub max_memories: Option<u64>,
+    /// A conflict strategy of this bank, e.g. temporal=pending_review or dispute_factor=0.6
+    /// (names as in [review.strategies]); repeat for several. The others keep the bank's values.
+    #[arg(long = "strategy", value_name = "KEY=VALUE", value_parser = key_value)]
+    pub strategies: Vec<(String, String)>,
 }
 
 #[derive(Debug, Args)]

@@ -216,6 +216,8 @@ pub fn bank(b: &BankConfig) -> Value {
         "dedup_threshold": num(b.dedup_threshold),
         "working_ttl_seconds": b.working_ttl_secs,
         "collapse_threshold": num(b.collapse_threshold),
+        "max_memories": b.max_memories,
+        "strategies": b.strategies,
     })
 }
 
@@ -233,6 +235,8 @@ pub fn review(r: &ReviewReport) -> Value {
         "expired": ids(&r.expired),
         "updated": ids(&r.updated),
         "conflicts_opened": r.conflicts_opened,
+        "created": ids(&r.created),
+        "purged": ids(&r.purged),
         "cycle": {
             "cycle": r.cycle.cycle,
             "changed": r.cycle.changed,

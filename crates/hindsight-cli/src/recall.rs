@@ -26,6 +26,7 @@ pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
         .map(Timestamp::parse_rfc3339)
         .transpose()?;
     request.include_history = args.include_history;
+    request.include_archived = args.include_archived;
     request.filters = RecallFilters {
         kinds: args
             .kinds

@@ -45,6 +45,8 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<()> {
                 ])
                 .row(["decisions", &decisions])
                 .row(["updated", &report.updated.len().to_string()])
+                .row(["rules_distilled", &report.created.len().to_string()])
+                .row(["purged", &report.purged.len().to_string()])
                 .row([
                     "conflicts_opened",
                     &report.conflicts_opened.len().to_string(),

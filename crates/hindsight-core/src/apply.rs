@@ -7,7 +7,8 @@ use crate::history::{FieldChange, HistoryEntry, HistoryKind};
 use crate::id::MemoryId;
 use crate::memory::{Memory, Status, StatusChange};
 use crate::review::{
-    ChangeReason, Conflict, ConflictResolution, CycleReport, MemoryChange, ReviewState,
+    ChangeReason, Conflict, ConflictResolution, CycleReport, DerivedMemory, MemoryChange,
+    ReviewState,
 };
 use crate::time::Timestamp;
 
@@ -123,7 +124,20 @@ impl<S: StateMut> Ctx<'_, S> {
                 report,
                 watermark,
                 deferred,
-            } => self.review(bank, changes, conflicts, report, *watermark, deferred),
+                created,
+                purged,
+            } => self.review(
+                bank,
+                ReviewParts {
+                    changes,
+                    conflicts,
+                    report,
+                    watermark: *watermark,
+                    deferred,
+                    created,
+                    purged,
+                },
+            ),
             Command::ResolveConflict {
                 bank,
                 id,
@@ -133,23 +147,40 @@ impl<S: StateMut> Ctx<'_, S> {
         }
     }
 
-    fn review(
-        &mut self,
-        bank: &BankName,
-        changes: &[MemoryChange],
-        conflicts: &[Conflict],
-        report: &CycleReport,
-        watermark: u64,
-        deferred: &[(MemoryId, MemoryId)],
-    ) -> CommandOutcome {
+    fn review(&mut self, bank: &BankName, parts: ReviewParts<'_>) -> CommandOutcome {
+        let ReviewParts {
+            changes,
+            conflicts,
+            report,
+            watermark,
+            deferred,
+            created,
+            purged,
+        } = parts;
         if self.state.bank(bank).is_none() {
             return rejected(format!("bank {bank} does not exist"), true);
         }
         let mut state = self.state.review_state(bank).unwrap_or_default();
+        let mut made = vec![];
+        for derived in created {
+            if self.create_derived(bank, derived) {
+                made.push(derived.memory.id);
+            }
+        }
         let mut applied = vec![];
         for change in changes {
             if self.change_memory(bank, change, report.started_at) {
                 applied.push(change.id);
+            }
+        }
+        let mut removed = vec![];
+        for id in purged {
+            if let Some(memory) = self.state.memory(*id) {
+                // Only what is still archived goes; a record restored meanwhile stays.
+                if &memory.bank == bank && memory.status == Status::Archived {
+                    self.remove(&memory);
+                    removed.push(*id);
+                }
             }
         }
         let mut opened = vec![];
@@ -172,7 +203,44 @@ impl<S: StateMut> Ctx<'_, S> {
             changed: applied,
             conflicts: opened,
             cycle: state.cycles,
+            created: made,
+            purged: removed,
         }
+    }
+
+    /// Stores a rule a review distilled; false when its id is taken or it names another bank.
+    /// Sources that are gone by now are dropped from its support rather than refusing the rule.
+    fn create_derived(&mut self, bank: &BankName, derived: &DerivedMemory) -> bool {
+        let mut memory = derived.memory.clone();
+        if &memory.bank != bank || self.state.memory(memory.id).is_some() {
+            return false;
+        }
+        memory.support.derived_from.retain(|id| {
+            self.state
+                .memory(*id)
+                .is_some_and(|m| &m.bank == bank && m.status != Status::Deleted)
+        });
+        if memory.support.derived_from.is_empty() {
+            return false;
+        }
+        memory.support.count = memory.support.derived_from.len() as u32;
+        memory.updated_index = self.log_index;
+        self.state.put_memory(&memory);
+        self.history(
+            &memory,
+            HistoryKind::Created,
+            memory.occurred_at,
+            memory.recorded_at,
+            &format!("review:{}", derived.judge),
+            format!(
+                "derived from {}: {}",
+                join_ids(&memory.support.derived_from),
+                derived.explanation
+            ),
+            vec![],
+        );
+        self.effects.push(Effect::MemoryUpserted(Box::new(memory)));
+        true
     }
 
     /// Carries out one review change; false when the memory is gone or no longer in the bank, or
@@ -188,7 +256,9 @@ impl<S: StateMut> Ctx<'_, S> {
             .status
             .as_ref()
             .is_some_and(|s| !s.hidden_by_default());
-        if memory.status.hidden_by_default() && reopens {
+        // Only a deliberate restore brings an archived record back; nothing revives other hidden ones.
+        let restores = change.reason == ChangeReason::Restored && memory.status == Status::Archived;
+        if memory.status.hidden_by_default() && reopens && !restores {
             return false;
         }
         let mut fields = vec![];
@@ -234,6 +304,27 @@ impl<S: StateMut> Ctx<'_, S> {
                     fields.push(FieldChange::new("support.merged", "", absorbed));
                 }
             }
+        }
+        let mut reinforced = vec![];
+        for id in &change.derived {
+            let supports = self
+                .state
+                .memory(*id)
+                .is_some_and(|m| &m.bank == bank && m.status != Status::Deleted);
+            if supports && *id != memory.id && !memory.support.derived_from.contains(id) {
+                memory.support.derived_from.push(*id);
+                reinforced.push(*id);
+            }
+        }
+        if !reinforced.is_empty() {
+            let old = memory.support.count;
+            memory.support.count += reinforced.len() as u32;
+            fields.push(FieldChange::new("support.count", old, memory.support.count));
+            fields.push(FieldChange::new(
+                "support.derived_from",
+                "",
+                join_ids(&reinforced),
+            ));
         }
         if fields.is_empty() {
             return false;
@@ -476,6 +567,16 @@ impl<S: StateMut> Ctx<'_, S> {
                     .last_accessed_at
                     .map_or(hit.at, |t| t.max(hit.at)),
             );
+            if hit.restore && memory.status == Status::Archived {
+                let old = memory.confidence;
+                memory.confidence = memory.confidence.max(RESTORED_CONFIDENCE);
+                let reason = format!(
+                    "recalled with include_archived; confidence {old:.2} → {:.2}",
+                    memory.confidence
+                );
+                self.set_status(memory, Status::Active, hit.at, hit.at, "recall", &reason);
+                return;
+            }
             // Access statistics are bookkeeping, not a change of what the memory says: no history entry.
             self.state.put_memory(&memory);
         }
@@ -558,6 +659,28 @@ fn at_of(resolution: &ConflictResolution) -> Timestamp {
 
 fn rejected(reason: String, not_found: bool) -> CommandOutcome {
     CommandOutcome::Rejected { reason, not_found }
+}
+
+/// Confidence a restored record starts again from, so that the next decay step does not archive
+/// it straight away (decay takes 0.02 a day of disuse; this leaves it ten such days).
+pub const RESTORED_CONFIDENCE: f32 = 0.3;
+
+/// The parts of a [`Command::Review`], borrowed.
+struct ReviewParts<'a> {
+    changes: &'a [MemoryChange],
+    conflicts: &'a [Conflict],
+    report: &'a CycleReport,
+    watermark: u64,
+    deferred: &'a [(MemoryId, MemoryId)],
+    created: &'a [DerivedMemory],
+    purged: &'a [MemoryId],
+}
+
+fn join_ids(ids: &[MemoryId]) -> String {
+    ids.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -816,6 +939,7 @@ mod tests {
             confidence: None,
             valid_to: None,
             absorbed: None,
+            derived: vec![],
             related: None,
             effective_at: Timestamp(5_000_000),
             judge: "rules".into(),
@@ -831,7 +955,111 @@ mod tests {
             report: CycleReport::default(),
             watermark: 2,
             deferred: vec![],
+            created: vec![],
+            purged: vec![],
         }
+    }
+
+    fn episodes(state: &mut MemState, ids: &[u128]) {
+        let items = ids
+            .iter()
+            .map(|id| create(*id, &format!("episode {id}")))
+            .collect();
+        run(state, Command::Write { items });
+    }
+
+    fn distilled(id: u128, from: &[u128]) -> DerivedMemory {
+        let mut memory = sample(id, "rule");
+        memory.support.derived_from = from.iter().map(|i| MemoryId(*i)).collect();
+        DerivedMemory {
+            memory,
+            judge: "distill".into(),
+            explanation: "3 episodes agree".into(),
+        }
+    }
+
+    #[test]
+    fn a_distilled_rule_keeps_only_sources_that_exist_and_records_them() {
+        let mut state = with_bank();
+        episodes(&mut state, &[1, 2, 3]);
+        let mut command = review(vec![], vec![]);
+        if let Command::Review { created, .. } = &mut command {
+            created.push(distilled(10, &[1, 2, 3, 99]));
+            created.push(distilled(11, &[98]));
+        }
+        let outcome = run(&mut state, command);
+        assert!(
+            matches!(outcome, CommandOutcome::Reviewed { created, .. } if created == vec![MemoryId(10)])
+        );
+        let rule = &state.memories[&MemoryId(10)];
+        assert_eq!(
+            rule.support.derived_from,
+            vec![MemoryId(1), MemoryId(2), MemoryId(3)]
+        );
+        assert_eq!(rule.support.count, 3);
+        assert!(!state.memories.contains_key(&MemoryId(11)));
+        let entry = state
+            .history
+            .iter()
+            .find(|h| h.memory == MemoryId(10))
+            .unwrap();
+        assert!(entry.reason.contains("derived from"), "{}", entry.reason);
+    }
+
+    #[test]
+    fn reinforcing_a_rule_adds_each_new_episode_once() {
+        let mut state = with_bank();
+        episodes(&mut state, &[1, 2, 3, 4]);
+        let mut command = review(vec![], vec![]);
+        if let Command::Review { created, .. } = &mut command {
+            created.push(distilled(10, &[1, 2, 3]));
+        }
+        run(&mut state, command);
+        let mut more = change(10, ChangeReason::Reinforced);
+        more.derived = vec![MemoryId(4), MemoryId(3)];
+        run(&mut state, review(vec![more.clone()], vec![]));
+        let rule = &state.memories[&MemoryId(10)];
+        assert_eq!(rule.support.count, 4);
+        assert_eq!(rule.support.derived_from.len(), 4);
+        let again = run(&mut state, review(vec![more], vec![]));
+        assert!(matches!(again, CommandOutcome::Reviewed { changed, .. } if changed.is_empty()));
+        assert_eq!(state.memories[&MemoryId(10)].support.count, 4);
+    }
+
+    #[test]
+    fn only_archived_records_are_purged_and_a_restored_one_stays() {
+        let mut state = with_bank();
+        episodes(&mut state, &[1, 2, 3]);
+        for id in [1, 2] {
+            let mut archive = change(id, ChangeReason::Archived);
+            archive.status = Some(Status::Archived);
+            run(&mut state, review(vec![archive], vec![]));
+        }
+        run(
+            &mut state,
+            Command::RecordAccess {
+                hits: vec![AccessHit {
+                    id: MemoryId(2),
+                    count: 1,
+                    at: Timestamp(6_000_000),
+                    restore: true,
+                }],
+            },
+        );
+        let restored = &state.memories[&MemoryId(2)];
+        assert_eq!(restored.status, Status::Active);
+        assert!(restored.confidence >= RESTORED_CONFIDENCE);
+        let mut command = review(vec![], vec![]);
+        if let Command::Review { purged, .. } = &mut command {
+            *purged = vec![MemoryId(1), MemoryId(2), MemoryId(3)];
+        }
+        let outcome = run(&mut state, command);
+        assert!(
+            matches!(outcome, CommandOutcome::Reviewed { purged, .. } if purged == vec![MemoryId(1)])
+        );
+        assert!(!state.memories.contains_key(&MemoryId(1)));
+        assert!(state.memories.contains_key(&MemoryId(2)));
+        assert!(state.memories.contains_key(&MemoryId(3)));
     }
 
     #[test]
@@ -856,7 +1084,9 @@ mod tests {
             CommandOutcome::Reviewed {
                 changed: vec![MemoryId(1), MemoryId(2)],
                 conflicts: vec![],
-                cycle: 1
+                cycle: 1,
+                created: vec![],
+                purged: vec![],
             }
         );
         let superseded = &state.memories[&MemoryId(1)];

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ValidationError;
 use crate::memory::Kind;
+use crate::strategy::Strategies;
 use crate::time::Timestamp;
 
 pub const MAX_BANK_NAME_LEN: usize = 128;
@@ -132,6 +133,10 @@ pub struct BankConfig {
     pub working_ttl_secs: u64,
     /// Recall collapses results whose embeddings are at least this similar.
     pub collapse_threshold: f32,
+    /// Live memories the bank may hold; past it, review archives the least useful. 0: no quota.
+    pub max_memories: u64,
+    /// Conflict strategies for this bank; `None` follows the node's `[review.strategies]`.
+    pub strategies: Option<Strategies>,
 }
 
 impl BankConfig {
@@ -146,6 +151,8 @@ impl BankConfig {
             dedup_threshold: 0.92,
             working_ttl_secs: 24 * 3600,
             collapse_threshold: 0.97,
+            max_memories: 0,
+            strategies: None,
         }
     }
 
@@ -190,6 +197,11 @@ impl BankConfig {
                 len: self.description.len(),
                 max: 4096,
             });
+        }
+        if let Some(strategies) = &self.strategies {
+            strategies
+                .validate()
+                .map_err(|e| ValidationError::Invalid(e.to_string()))?;
         }
         Ok(())
     }

@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use crate::bank::{BankConfig, BankName};
 use crate::id::MemoryId;
 use crate::memory::Memory;
-use crate::review::{Conflict, ConflictResolution, CycleReport, MemoryChange};
+use crate::review::{Conflict, ConflictResolution, CycleReport, DerivedMemory, MemoryChange};
 use crate::time::Timestamp;
 
 /// A state change, carried by one Raft log entry. Everything a replica needs to apply it
@@ -51,6 +51,11 @@ pub enum Command {
         watermark: u64,
         /// Pairs left for the next cycle; replaces the bank's previous list.
         deferred: Vec<(MemoryId, MemoryId)>,
+        /// Rules distilled in this cycle.
+        created: Vec<DerivedMemory>,
+        /// Archived records past their retention, deleted for good (nothing derived from them
+        /// goes with them, unlike a hard forget).
+        purged: Vec<MemoryId>,
     },
     /// A person's (or a stronger judge's) answer to a queued conflict.
     ResolveConflict {
@@ -66,6 +71,8 @@ pub struct AccessHit {
     pub id: MemoryId,
     pub count: u64,
     pub at: Timestamp,
+    /// The caller asked for archived memories and got this one: it comes back to the live set.
+    pub restore: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -109,6 +116,8 @@ pub enum CommandOutcome {
         changed: Vec<MemoryId>,
         conflicts: Vec<u64>,
         cycle: u64,
+        created: Vec<MemoryId>,
+        purged: Vec<MemoryId>,
     },
     ConflictResolved {
         changed: Vec<MemoryId>,

@@ -12,6 +12,7 @@ pub mod memory;
 pub mod recall;
 pub mod review;
 pub mod scoring;
+pub mod strategy;
 pub mod time;
 pub mod write;
 

@@ -41,6 +41,9 @@ pub struct RecallRequest {
     pub filters: RecallFilters,
     /// Also return superseded, falsified, expired and archived memories.
     pub include_history: bool,
+    /// Also return archived memories, whatever their confidence; each one returned is restored
+    /// to the live set (forgetting is reversible until the archive is purged).
+    pub include_archived: bool,
     pub consistency: Consistency,
 }
 
@@ -54,6 +57,7 @@ impl RecallRequest {
             as_of: None,
             filters: RecallFilters::default(),
             include_history: false,
+            include_archived: false,
             consistency: Consistency::default(),
         }
     }

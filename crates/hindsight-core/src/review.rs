@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bank::BankName;
 use crate::id::MemoryId;
-use crate::memory::Status;
+use crate::memory::{Memory, Status};
 use crate::time::Timestamp;
 
 /// Why a review changes a memory; recorded in its history and counted in the cycle report.
@@ -32,6 +32,10 @@ pub enum ChangeReason {
     Decayed,
     /// Confidence fell below the bank's archive threshold.
     Archived,
+    /// A distilled rule gained the support of further episodes showing its pattern.
+    Reinforced,
+    /// A forgotten (archived) record recalled on purpose comes back.
+    Restored,
 }
 
 impl ChangeReason {
@@ -46,6 +50,8 @@ impl ChangeReason {
             ChangeReason::Absorbed => "absorbed",
             ChangeReason::Decayed => "decayed",
             ChangeReason::Archived => "archived",
+            ChangeReason::Reinforced => "reinforced",
+            ChangeReason::Restored => "restored",
         }
     }
 }
@@ -60,6 +66,8 @@ pub struct MemoryChange {
     pub valid_to: Option<Timestamp>,
     /// For [`ChangeReason::Absorbed`]: the record folded into this one.
     pub absorbed: Option<MemoryId>,
+    /// For [`ChangeReason::Reinforced`]: episodes that now also support this rule.
+    pub derived: Vec<MemoryId>,
     /// The other memory of the pair that led to the change.
     pub related: Option<MemoryId>,
     /// Event time the change holds from (the newer statement's time for a supersession).
@@ -67,6 +75,14 @@ pub struct MemoryChange {
     /// `rules`, `llm:<model>`, `consensus`, `decay` …
     pub judge: String,
     /// Why, in words a person can check.
+    pub explanation: String,
+}
+
+/// A memory a review cycle creates (a rule distilled from episodes), with who decided it and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DerivedMemory {
+    pub memory: Memory,
+    pub judge: String,
     pub explanation: String,
 }
 

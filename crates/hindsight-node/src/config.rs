@@ -1,7 +1,7 @@
 //! Node configuration: one TOML file (`config/hindsight.toml` documents every key and default),
 //! overridable by `HINDSIGHT_<SECTION>_<KEY>` environment variables.
 
-use hindsight_review::{DecayConfig, PairConfig, RulesConfig, Strategies};
+use hindsight_review::{DecayConfig, DistillConfig, PairConfig, RulesConfig, Strategies};
 
 use crate::judging::{JudgeKind, LlmJudgeSection};
 use std::path::{Path, PathBuf};
@@ -75,6 +75,8 @@ pub struct BankDefaults {
     pub dedup_threshold: f32,
     pub working_ttl_secs: u64,
     pub collapse_threshold: f32,
+    /// Live memories a bank may hold before review archives the least useful; 0: no quota.
+    pub max_memories: u64,
     pub weights: ScoringWeights,
 }
 
@@ -95,6 +97,10 @@ pub struct ReviewSection {
     pub strategies: Strategies,
     /// Confidence lost per day without use, and the archive threshold.
     pub decay: DecayConfig,
+    /// Days an archived memory is kept (and can be restored) before it is deleted for good.
+    pub archive_retention_days: u64,
+    /// When repeated episodes become a rule.
+    pub distill: DistillConfig,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -147,6 +153,7 @@ impl Default for BankDefaults {
             dedup_threshold: 0.92,
             working_ttl_secs: 24 * 3600,
             collapse_threshold: 0.97,
+            max_memories: 0,
             weights: ScoringWeights::default(),
         }
     }
@@ -162,6 +169,8 @@ impl Default for ReviewSection {
             llm: LlmJudgeSection::default(),
             strategies: Strategies::default(),
             decay: DecayConfig::default(),
+            archive_retention_days: 90,
+            distill: DistillConfig::default(),
         }
     }
 }

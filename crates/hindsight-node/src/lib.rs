@@ -10,6 +10,7 @@ pub mod conflicts;
 mod embedding;
 pub mod judging;
 mod listener;
+mod maintenance;
 mod node;
 mod recall;
 mod review;

@@ -411,6 +411,7 @@ impl Node {
         config.dedup_threshold = defaults.dedup_threshold;
         config.working_ttl_secs = defaults.working_ttl_secs;
         config.collapse_threshold = defaults.collapse_threshold;
+        config.max_memories = defaults.max_memories;
         config.weights = defaults.weights.clone();
         config
     }
@@ -513,10 +514,30 @@ impl Node {
                 id: hit.memory.id,
                 count: 0,
                 at,
+                restore: false,
             });
             entry.count += 1;
             entry.at = entry.at.max(at);
         }
+    }
+
+    /// Brings archived memories a recall returned on purpose back to the live set, before the
+    /// recall answers, so the caller's next recall sees them without asking.
+    pub(crate) async fn restore(&self, ids: Vec<MemoryId>, at: Timestamp) -> Result<(), NodeError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let hits = ids
+            .into_iter()
+            .map(|id| AccessHit {
+                id,
+                count: 1,
+                at,
+                restore: true,
+            })
+            .collect();
+        self.propose(Command::RecordAccess { hits }).await?;
+        Ok(())
     }
 
     async fn flush_access(&self) {
@@ -596,6 +617,12 @@ fn apply_patch(mut config: BankConfig, patch: BankPatch) -> Result<BankConfig, N
     }
     if let Some(v) = patch.weights {
         config.weights = v;
+    }
+    if let Some(v) = patch.max_memories {
+        config.max_memories = v;
+    }
+    if let Some(v) = patch.strategies {
+        config.strategies = Some(v);
     }
     config.validate()?;
     Ok(config)

@@ -65,6 +65,7 @@ pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallRes
         .ok_or_else(|| NodeError::internal("embedder returned no vector"))?;
     let user_voice_vector = vectors.next();
 
+    let include_archived = request.include_archived;
     let plan = Plan {
         request,
         as_of,
@@ -80,6 +81,15 @@ pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallRes
         .map_err(NodeError::internal)?;
     response.took_micros = started.elapsed().as_micros() as u64;
     node.note_access(&response.hits, now);
+    if include_archived {
+        let archived: Vec<MemoryId> = response
+            .hits
+            .iter()
+            .filter(|h| h.memory.status == Status::Archived)
+            .map(|h| h.memory.id)
+            .collect();
+        node.restore(archived, now).await?;
+    }
     Ok(response)
 }
 
@@ -381,10 +391,11 @@ impl Plan {
         if status == Status::Deleted {
             return None;
         }
-        if status.hidden_by_default() && !self.request.include_history {
+        let archived_asked = status == Status::Archived && self.request.include_archived;
+        if status.hidden_by_default() && !self.request.include_history && !archived_asked {
             return None;
         }
-        if self.confidence_of(memory) < min_confidence {
+        if self.confidence_of(memory) < min_confidence && !archived_asked {
             return None;
         }
         let filters = &self.request.filters;

@@ -3,22 +3,25 @@
 //! indexes, verdicts from the configured judge, decisions from the bank's strategies, decay. The
 //! whole cycle is one Raft command, so replicas agree and every record's history says why it changed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use hindsight_core::command::{Command, CommandOutcome};
-use hindsight_core::review::{ChangeReason, Conflict, CycleReport, MemoryChange, ReviewState};
+use hindsight_core::review::{
+    ChangeReason, Conflict, CycleReport, DerivedMemory, MemoryChange, ReviewState,
+};
 use hindsight_core::{BankName, Consistency, Memory, MemoryId, Timestamp};
 use hindsight_review::{
     decay, decided_ids, resolve, select_pairs, Action, Decision, MemoryUpdate, Neighbourhood, Pair,
-    RulesJudge,
+    PairKey, RulesJudge,
 };
 
 use crate::bank::BankView;
 use crate::config::ReviewSection;
 use crate::error::NodeError;
 use crate::judging::{judge_with_rules, LlmJudge};
+use crate::maintenance;
 use crate::node::Node;
 use crate::types::ReviewReport;
 
@@ -48,11 +51,24 @@ pub async fn review(
         .review_state(&bank)
         .map_err(NodeError::internal)?
         .unwrap_or_default();
-    let settings = node.config().review.clone();
+    let mut settings = node.config().review.clone();
+    let bank_config = view.config();
+    if let Some(strategies) = bank_config.strategies.clone() {
+        settings.strategies = strategies;
+    }
+    let max_memories = bank_config.max_memories;
     let cycle_view = view.clone();
     let llm = node.llm_judge();
     let plan = tokio::task::spawn_blocking(move || {
-        plan_cycle(&cycle_view, &state, &settings, llm.as_deref(), as_of, now)
+        plan_cycle(
+            &cycle_view,
+            &state,
+            &settings,
+            llm.as_deref(),
+            max_memories,
+            as_of,
+            now,
+        )
     })
     .await
     .map_err(NodeError::internal)?;
@@ -68,14 +84,18 @@ pub async fn review(
             report: report.clone(),
             watermark: plan.watermark,
             deferred: plan.deferred,
+            created: plan.created,
+            purged: plan.purged,
         })
         .await?;
-    let (updated, conflicts, cycle) = match outcome {
+    let (updated, conflicts, cycle, created, purged) = match outcome {
         CommandOutcome::Reviewed {
             changed,
             conflicts,
             cycle,
-        } => (changed, conflicts, cycle),
+            created,
+            purged,
+        } => (changed, conflicts, cycle, created, purged),
         CommandOutcome::Rejected { reason, not_found } => {
             return Err(NodeError::refused(reason, not_found))
         }
@@ -87,14 +107,15 @@ pub async fn review(
     };
     // Only changed memories reach the bank's actor; a cycle that changed nothing has nothing to
     // wait for.
-    if !updated.is_empty() {
+    if !updated.is_empty() || !created.is_empty() || !purged.is_empty() {
         node.wait_indexed(view, log_index).await?;
     }
     report.cycle = cycle;
     report.took_micros = started.elapsed().as_micros() as u64;
-    if !updated.is_empty() || !expired.is_empty() {
+    if !updated.is_empty() || !expired.is_empty() || !created.is_empty() || !purged.is_empty() {
         tracing::info!(
             %bank, %as_of, cycle, expired = expired.len(), updated = updated.len(),
+            created = created.len(), purged = purged.len(),
             conflicts = conflicts.len(), pairs = report.pairs_judged, "review cycle"
         );
     }
@@ -105,6 +126,8 @@ pub async fn review(
         expired,
         updated,
         conflicts_opened: conflicts,
+        created,
+        purged,
         cycle: report,
     })
 }
@@ -151,6 +174,8 @@ struct CyclePlan {
     report: CycleReport,
     watermark: u64,
     deferred: Vec<(MemoryId, MemoryId)>,
+    created: Vec<DerivedMemory>,
+    purged: Vec<MemoryId>,
     considered: usize,
 }
 
@@ -159,6 +184,7 @@ fn plan_cycle(
     state: &ReviewState,
     settings: &ReviewSection,
     llm: Option<&LlmJudge>,
+    max_memories: u64,
     as_of: Timestamp,
     now: Timestamp,
 ) -> CyclePlan {
@@ -175,12 +201,10 @@ fn plan_cycle(
     let hood = ViewNeighbourhood::new(view, &records);
     let selection = select_pairs(&changed, records.len(), &hood, &settings.pairs);
     let mut pairs = selection.pairs;
+    let mut keys: HashSet<PairKey> = pairs.iter().map(Pair::key).collect();
     for (a, b) in &state.deferred {
         if let (Some(a), Some(b)) = (records.get(a), records.get(b)) {
-            if !pairs
-                .iter()
-                .any(|p| p.key() == Pair::new(a.clone(), b.clone(), None).key())
-            {
+            if keys.insert(PairKey::new(a.id, b.id)) {
                 pairs.push(Pair::new(a.clone(), b.clone(), None));
             }
         }
@@ -202,6 +226,26 @@ fn plan_cycle(
             decisions.extend(decay(&all, since, &decided, &settings.decay));
         }
     }
+    let (distilled, created) =
+        maintenance::distillation(&changed, &records, &hood, &settings.distill, now);
+    decisions.extend(distilled);
+    let live = records
+        .values()
+        .filter(|m| !m.status.hidden_by_default())
+        .count();
+    let used = maintenance::capacity_used(live, max_memories);
+    if used >= maintenance::CAPACITY_WARNING_RATIO {
+        tracing::warn!(
+            bank = %view.name, live, max_memories,
+            "bank at {:.0} % of its memory quota", used * 100.0
+        );
+    }
+    decisions.extend(maintenance::evictions(
+        &records,
+        max_memories,
+        &decided_ids(&decisions),
+    ));
+    let purged = maintenance::purge_due(&records, as_of, settings.archive_retention_days);
 
     let (changes, conflicts) = to_changes(&decisions, &records, now);
     let mut by_action: BTreeMap<String, u64> = BTreeMap::new();
@@ -232,6 +276,8 @@ fn plan_cycle(
         report,
         watermark,
         deferred: judged.deferred,
+        created,
+        purged,
         considered: records.len(),
     }
 }
@@ -257,6 +303,7 @@ fn to_changes(
             confidence: update.confidence,
             valid_to: update.valid_to,
             absorbed: None,
+            derived: vec![],
             related,
             effective_at,
             judge: decision.judge.clone(),
@@ -319,7 +366,13 @@ fn to_changes(
             Action::Archive(update) => {
                 changes.push(change(update, ChangeReason::Archived, None, now))
             }
-            // Distilled rules are new memories, written through the write path by the caller.
+            Action::Reinforce { rule, episodes } => {
+                let at = episodes.iter().map(|id| occurred(*id)).max().unwrap_or(now);
+                let mut reinforced = change(rule, ChangeReason::Reinforced, None, at);
+                reinforced.derived = episodes.clone();
+                changes.push(reinforced);
+            }
+            // Distilled rules are new records; the cycle carries them whole.
             Action::Distill(_) => {}
         }
     }

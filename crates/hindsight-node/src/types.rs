@@ -2,6 +2,7 @@
 
 use hindsight_core::history::HistoryEntry;
 use hindsight_core::review::CycleReport;
+use hindsight_core::strategy::Strategies;
 use hindsight_core::{BankConfig, Memory, MemoryId, ScoringWeights, Timestamp};
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,10 @@ pub struct ReviewReport {
     pub updated: Vec<MemoryId>,
     /// Conflict-queue entries the cycle opened.
     pub conflicts_opened: Vec<u64>,
+    /// Rules the cycle distilled from repeated episodes.
+    pub created: Vec<MemoryId>,
+    /// Archived memories past their retention, deleted for good.
+    pub purged: Vec<MemoryId>,
     pub cycle: CycleReport,
 }
 
@@ -45,6 +50,9 @@ pub struct BankPatch {
     pub working_ttl_secs: Option<u64>,
     pub collapse_threshold: Option<f32>,
     pub weights: Option<ScoringWeights>,
+    pub max_memories: Option<u64>,
+    /// Replaces the bank's strategies as a whole.
+    pub strategies: Option<Strategies>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -100,6 +100,12 @@ pub enum Action {
     Archive(MemoryUpdate),
     /// A new semantic rule to write, derived from episodes.
     Distill(DistilledRule),
+    /// Further episodes show an existing rule's pattern: they join its support (and its
+    /// confidence follows), instead of a copy of the rule being written.
+    Reinforce {
+        rule: MemoryUpdate,
+        episodes: Vec<MemoryId>,
+    },
 }
 
 impl Action {
@@ -114,6 +120,7 @@ impl Action {
             Action::Decay(_) => "decay",
             Action::Archive(_) => "archive",
             Action::Distill(_) => "distill",
+            Action::Reinforce { .. } => "reinforce",
         }
     }
 }
@@ -138,6 +145,11 @@ impl Decision {
             Action::Merge { into, from, .. } => vec![into.id, *from],
             Action::Decay(u) | Action::Archive(u) => vec![u.id],
             Action::Distill(rule) => rule.derived_from.clone(),
+            Action::Reinforce { rule, episodes } => {
+                let mut ids = vec![rule.id];
+                ids.extend(episodes.iter().copied());
+                ids
+            }
         }
     }
 
@@ -150,6 +162,7 @@ impl Decision {
             Action::Merge { into, .. } => vec![into],
             Action::Decay(u) | Action::Archive(u) => vec![u],
             Action::Distill(_) => vec![],
+            Action::Reinforce { rule, .. } => vec![rule],
         };
         all.into_iter().filter(|u| u.changes_anything()).collect()
     }

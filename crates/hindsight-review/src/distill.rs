@@ -8,7 +8,7 @@ use std::sync::Arc;
 use hindsight_core::{Kind, Memory, MemoryId, Slot};
 use serde::{Deserialize, Serialize};
 
-use crate::decision::{Action, Decision, DistilledRule};
+use crate::decision::{Action, Decision, DistilledRule, MemoryUpdate};
 use crate::neighbourhood::Neighbourhood;
 use crate::pair::is_reviewable;
 
@@ -101,6 +101,87 @@ pub fn distill(
         decisions.push(rule(&members, &eligible, &similarity, slot, reason));
     }
     decisions
+}
+
+/// Episodes that show the pattern of a rule already distilled: each joins the rule it matches
+/// best (same slot value, or similar to the rule or one of its episodes), and every rule that
+/// gains episodes gets one [`Action::Reinforce`] decision. Returns the decisions and the
+/// episodes they took, which must not seed new rules.
+pub fn reinforce(
+    rules: &[Arc<Memory>],
+    episodes: &[Arc<Memory>],
+    neighbourhood: &dyn Neighbourhood,
+    config: &DistillConfig,
+) -> (Vec<Decision>, BTreeSet<MemoryId>) {
+    let rules: Vec<&Arc<Memory>> = rules
+        .iter()
+        .filter(|r| !r.support.derived_from.is_empty() && is_reviewable(r))
+        .collect();
+    let mut joined: BTreeMap<MemoryId, Vec<MemoryId>> = BTreeMap::new();
+    if rules.is_empty() {
+        return (vec![], BTreeSet::new());
+    }
+    for episode in episodes
+        .iter()
+        .filter(|m| m.kind == Kind::Episodic && is_reviewable(m))
+    {
+        if rules
+            .iter()
+            .any(|r| r.support.derived_from.contains(&episode.id))
+        {
+            continue;
+        }
+        let by_slot = episode.slot.as_ref().and_then(|slot| {
+            rules
+                .iter()
+                .find(|r| r.slot.as_ref() == Some(slot))
+                .map(|r| r.id)
+        });
+        let by_similarity = || {
+            neighbourhood
+                .similar(episode, config.similarity, config.neighbours_per_episode)
+                .into_iter()
+                .filter(|(_, s)| *s >= config.similarity)
+                .find_map(|(other, _)| {
+                    rules
+                        .iter()
+                        .find(|r| r.id == other.id || r.support.derived_from.contains(&other.id))
+                        .map(|r| r.id)
+                })
+        };
+        if let Some(rule) = by_slot.or_else(by_similarity) {
+            joined.entry(rule).or_default().push(episode.id);
+        }
+    }
+    let mut taken = BTreeSet::new();
+    let mut decisions = vec![];
+    for (rule_id, mut new) in joined {
+        let rule = rules
+            .iter()
+            .find(|r| r.id == rule_id)
+            .expect("joined rules come from the list");
+        new.sort();
+        taken.extend(new.iter().copied());
+        let support = rule.support.derived_from.len() + new.len();
+        let confidence = rule_confidence(support).max(rule.confidence);
+        let mut update = MemoryUpdate::of(rule_id);
+        if confidence > rule.confidence {
+            update = update.confidence(confidence);
+        }
+        decisions.push(Decision {
+            action: Action::Reinforce {
+                rule: update,
+                episodes: new.clone(),
+            },
+            judge: DISTILL.to_string(),
+            reason: format!(
+                "{} more episode(s) show the rule's pattern; support {} → {support}",
+                new.len(),
+                rule.support.derived_from.len()
+            ),
+        });
+    }
+    (decisions, taken)
 }
 
 fn rule(
@@ -326,6 +407,35 @@ mod tests {
         .similar(1, 3, 0.95)
         .similar(2, 3, 0.95);
         assert!(distill(&table.all(), &table, &DistillConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn a_new_episode_of_a_known_pattern_reinforces_the_rule_instead_of_copying_it() {
+        let mut rule = memory(10, "The user asked for a latte again.");
+        rule.support.derived_from = vec![MemoryId(1), MemoryId(2), MemoryId(3)];
+        rule.confidence = rule_confidence(3);
+        let table = Table::new(&[
+            episode(1, "Ordered an oat latte for the user."),
+            episode(2, "The user asked for a latte again."),
+            episode(3, "Got the user a latte before the meeting."),
+            episode(4, "Fetched a latte for the user after lunch."),
+            episode(5, "Booked a dentist appointment."),
+            rule,
+        ])
+        .similar(4, 2, 0.9)
+        .similar(5, 1, 0.3);
+        let rules = vec![table.get(10)];
+        let (decisions, taken) = reinforce(&rules, &table.all(), &table, &DistillConfig::default());
+        assert_eq!(taken.into_iter().collect::<Vec<_>>(), vec![MemoryId(4)]);
+        assert_eq!(decisions.len(), 1);
+        match &decisions[0].action {
+            Action::Reinforce { rule, episodes } => {
+                assert_eq!(rule.id, MemoryId(10));
+                assert_eq!(episodes, &vec![MemoryId(4)]);
+                assert!((rule.confidence.unwrap() - rule_confidence(4)).abs() < 1e-6);
+            }
+            other => panic!("expected reinforce, got {other:?}"),
+        }
     }
 
     #[test]

@@ -62,20 +62,19 @@ mod pair;
 mod resolve;
 mod rules;
 mod statement;
-mod strategy;
 #[cfg(test)]
 mod testing;
 
 pub use budget::{content_tokens, plan_batches, BatchCost, BatchPlan, TokenBudget, BATCH_SIZES};
 pub use decay::{decay, decided_ids, DecayConfig, DECAY};
 pub use decision::{Action, Decision, DistilledRule, MemoryUpdate};
-pub use distill::{distill, rule_confidence, DistillConfig, DISTILL};
+pub use distill::{distill, reinforce, rule_confidence, DistillConfig, DISTILL};
+pub use hindsight_core::strategy::{
+    DuplicateStrategy, InferenceStrategy, SourceStrategy, Strategies, StrategyError,
+    TemporalStrategy, UndecidableStrategy,
+};
 pub use judge::{unjudged, Judge, Judgement, Relation};
 pub use neighbourhood::Neighbourhood;
 pub use pair::{is_reviewable, select_pairs, Pair, PairConfig, PairKey, PairSelection, PairStats};
 pub use resolve::resolve;
 pub use rules::{RulesConfig, RulesJudge};
-pub use strategy::{
-    DuplicateStrategy, InferenceStrategy, SourceStrategy, Strategies, StrategyError,
-    TemporalStrategy, UndecidableStrategy,
-};

@@ -17,7 +17,7 @@ use hindsight_core::{Memory, MemoryId, SourceKind, Status, Timestamp};
 use crate::decision::{Action, Decision, MemoryUpdate};
 use crate::judge::{Judgement, Relation};
 use crate::pair::{is_reviewable, Pair, PairKey};
-use crate::strategy::{
+use hindsight_core::strategy::{
     DuplicateStrategy, InferenceStrategy, SourceStrategy, Strategies, TemporalStrategy,
     UndecidableStrategy,
 };

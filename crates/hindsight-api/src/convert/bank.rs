@@ -1,5 +1,6 @@
 //! Bank settings.
 
+use hindsight_core::strategy::Strategies;
 use hindsight_core::{BankConfig, ScoringWeights, ValidationError};
 use hindsight_node::{BankInfo, BankPatch};
 
@@ -18,6 +19,8 @@ impl From<&BankConfig> for pb::Bank {
             dedup_threshold: b.dedup_threshold,
             working_ttl_seconds: b.working_ttl_secs,
             collapse_threshold: b.collapse_threshold,
+            max_memories: b.max_memories,
+            strategies: b.strategies.as_ref().map(pb::ReviewStrategies::from),
         }
     }
 }
@@ -36,6 +39,8 @@ impl TryFrom<pb::Bank> for BankConfig {
             dedup_threshold: b.dedup_threshold,
             working_ttl_secs: b.working_ttl_seconds,
             collapse_threshold: b.collapse_threshold,
+            max_memories: b.max_memories,
+            strategies: b.strategies.map(Strategies::try_from).transpose()?,
         })
     }
 }
@@ -89,17 +94,22 @@ impl From<pb::ScoringWeights> for ScoringWeights {
     }
 }
 
-/// Range checks stay with the node, which validates the patched configuration as a whole.
-impl From<pb::BankPatch> for BankPatch {
-    fn from(p: pb::BankPatch) -> Self {
-        BankPatch {
+/// Range checks stay with the node, which validates the patched configuration as a whole; only
+/// strategy names that do not exist are refused here.
+impl TryFrom<pb::BankPatch> for BankPatch {
+    type Error = ValidationError;
+
+    fn try_from(p: pb::BankPatch) -> Result<Self, ValidationError> {
+        Ok(BankPatch {
             description: p.description,
             min_confidence: p.min_confidence,
             dedup_threshold: p.dedup_threshold,
             working_ttl_secs: p.working_ttl_seconds,
             collapse_threshold: p.collapse_threshold,
             weights: p.weights.map(ScoringWeights::from),
-        }
+            max_memories: p.max_memories,
+            strategies: p.strategies.map(Strategies::try_from).transpose()?,
+        })
     }
 }
 
@@ -112,6 +122,65 @@ impl From<&BankPatch> for pb::BankPatch {
             working_ttl_seconds: p.working_ttl_secs,
             collapse_threshold: p.collapse_threshold,
             weights: p.weights.as_ref().map(pb::ScoringWeights::from),
+            max_memories: p.max_memories,
+            strategies: p.strategies.as_ref().map(pb::ReviewStrategies::from),
         }
     }
+}
+
+impl From<&Strategies> for pb::ReviewStrategies {
+    fn from(s: &Strategies) -> Self {
+        pb::ReviewStrategies {
+            temporal: name_of(&s.temporal),
+            source: name_of(&s.source),
+            inference: name_of(&s.inference),
+            undecidable: name_of(&s.undecidable),
+            duplicate: name_of(&s.duplicate),
+            supersede_boost: s.supersede_boost,
+            superseded_confidence: s.superseded_confidence,
+            dispute_factor: s.dispute_factor,
+            pending_review_factor: s.pending_review_factor,
+        }
+    }
+}
+
+impl TryFrom<pb::ReviewStrategies> for Strategies {
+    type Error = ValidationError;
+
+    fn try_from(s: pb::ReviewStrategies) -> Result<Self, ValidationError> {
+        let strategies = Strategies {
+            temporal: parse_name("strategies.temporal", &s.temporal)?,
+            source: parse_name("strategies.source", &s.source)?,
+            inference: parse_name("strategies.inference", &s.inference)?,
+            undecidable: parse_name("strategies.undecidable", &s.undecidable)?,
+            duplicate: parse_name("strategies.duplicate", &s.duplicate)?,
+            supersede_boost: s.supersede_boost,
+            superseded_confidence: s.superseded_confidence,
+            dispute_factor: s.dispute_factor,
+            pending_review_factor: s.pending_review_factor,
+        };
+        strategies
+            .validate()
+            .map_err(|e| ValidationError::Invalid(e.to_string()))?;
+        Ok(strategies)
+    }
+}
+
+/// A strategy's configuration name (`keep_both`, `pending_review` …).
+fn name_of<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        other => unreachable!("strategies serialise as names, got {other:?}"),
+    }
+}
+
+fn parse_name<T: serde::de::DeserializeOwned>(
+    field: &'static str,
+    name: &str,
+) -> Result<T, ValidationError> {
+    serde_json::from_value(serde_json::Value::String(name.to_string())).map_err(|_| {
+        ValidationError::Invalid(format!(
+            "{field}: {name:?} is not a strategy this kind of conflict knows"
+        ))
+    })
 }

@@ -258,6 +258,8 @@ mod tests {
             expired: vec![id(1)],
             updated: vec![id(2), id(3)],
             conflicts_opened: vec![7],
+            created: vec![id(8)],
+            purged: vec![id(9)],
             cycle: hindsight_core::review::CycleReport {
                 cycle: 3,
                 as_of: t("2026-03-10T00:00:00Z"),
@@ -283,6 +285,12 @@ mod tests {
         let mut config = BankConfig::new("acme/team".parse().unwrap(), t("2026-03-01T00:00:00Z"));
         config.description = "team memory".into();
         config.working_ttl_secs = 3600;
+        config.max_memories = 10_000;
+        config.strategies = Some(hindsight_core::strategy::Strategies {
+            temporal: hindsight_core::strategy::TemporalStrategy::PendingReview,
+            dispute_factor: 0.5,
+            ..Default::default()
+        });
         let info = BankInfo {
             config,
             memory_count: 5,
@@ -295,8 +303,17 @@ mod tests {
             working_ttl_secs: Some(5),
             collapse_threshold: None,
             weights: Some(Default::default()),
+            max_memories: Some(50),
+            strategies: Some(Default::default()),
         };
-        assert_eq!(BankPatch::from(pb::BankPatch::from(&patch)), patch);
+        assert_eq!(
+            BankPatch::try_from(pb::BankPatch::from(&patch)).unwrap(),
+            patch
+        );
+        let mut unknown = pb::BankPatch::from(&patch);
+        unknown.strategies.as_mut().unwrap().source = "overwrite".into();
+        let refused = BankPatch::try_from(unknown).unwrap_err().to_string();
+        assert!(refused.contains("strategies.source"), "{refused}");
     }
 
     #[test]

@@ -57,6 +57,8 @@ impl From<&ReviewReport> for pb::ReviewResponse {
             updated: ids(&r.updated),
             conflicts_opened: r.conflicts_opened.clone(),
             cycle: Some(pb::ReviewCycle::from(&r.cycle)),
+            created: ids(&r.created),
+            purged: ids(&r.purged),
         }
     }
 }
@@ -171,6 +173,8 @@ impl TryFrom<pb::ReviewResponse> for ReviewReport {
             expired: parse_ids(&r.expired)?,
             updated: parse_ids(&r.updated)?,
             conflicts_opened: r.conflicts_opened,
+            created: parse_ids(&r.created)?,
+            purged: parse_ids(&r.purged)?,
             cycle: match r.cycle {
                 Some(cycle) => cycle.try_into()?,
                 None => CycleReport::default(),

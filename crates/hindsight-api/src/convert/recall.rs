@@ -25,6 +25,7 @@ impl TryFrom<pb::RecallRequest> for RecallRequest {
             as_of: opt_time(r.as_of.as_deref())?,
             filters: r.filters.unwrap_or_default().try_into()?,
             include_history: r.include_history,
+            include_archived: r.include_archived,
             consistency: consistency(r.consistency.as_deref())?,
         })
     }
@@ -40,6 +41,7 @@ impl From<&RecallRequest> for pb::RecallRequest {
             as_of: r.as_of.map(time),
             filters: Some(pb::RecallFilters::from(&r.filters)),
             include_history: r.include_history,
+            include_archived: r.include_archived,
             consistency: Some(
                 match r.consistency {
                     Consistency::Linearizable => "linearizable",
