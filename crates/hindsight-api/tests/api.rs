@@ -32,6 +32,7 @@ impl Harness {
         config.node.data_dir = dir.path().join("data");
         config.embedding.provider = EmbeddingProvider::Hashing;
         config.review.interval_secs = 0;
+        config.review.on_likely_conflict = false;
         let node = Node::start(config).await.expect("node starts");
         let grpc_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let http_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -19,6 +19,7 @@ impl Target {
         let mut config = NodeConfig::load(config, std::env::vars())?;
         config.node.data_dir = data_dir.to_path_buf();
         config.review.interval_secs = 0;
+        config.review.on_likely_conflict = false;
         config.index.dump_interval_secs = 0;
         let node = Node::start(config)
             .await

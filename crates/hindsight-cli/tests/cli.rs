@@ -34,6 +34,7 @@ impl Server {
             .args(["--grpc-addr", &grpc, "--http-addr", &http])
             .env("HINDSIGHT_EMBEDDING_PROVIDER", "hashing")
             .env("HINDSIGHT_REVIEW_INTERVAL_SECS", "0")
+            .env("HINDSIGHT_REVIEW_ON_LIKELY_CONFLICT", "false")
             .env_remove("HINDSIGHT_SERVER")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

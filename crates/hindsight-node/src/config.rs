@@ -85,6 +85,11 @@ pub struct BankDefaults {
 pub struct ReviewSection {
     /// Seconds between periodic reviews of every bank; 0 turns the periodic review off.
     pub interval_secs: u64,
+    /// Whether a write that looks like it contradicts a memory (a change cue, a negation, the
+    /// same slot with another value, a close neighbour that is no duplicate) asks for a review.
+    pub on_likely_conflict: bool,
+    /// Milliseconds a reviewer waits after such a write, so that a burst costs one cycle.
+    pub hint_delay_ms: u64,
     /// Which memories are compared: thresholds for conflict and duplicate candidates.
     pub pairs: PairConfig,
     /// Which judge decides candidate pairs: rules (offline, default), llm or consensus.
@@ -163,6 +168,8 @@ impl Default for ReviewSection {
     fn default() -> Self {
         ReviewSection {
             interval_secs: 300,
+            on_likely_conflict: true,
+            hint_delay_ms: 2000,
             pairs: PairConfig::default(),
             judge: JudgeKind::Rules,
             rules: RulesConfig::default(),

@@ -14,6 +14,7 @@ mod maintenance;
 mod node;
 mod recall;
 mod review;
+mod reviewer;
 mod writer;
 
 pub use config::{EmbeddingProvider, NodeConfig};

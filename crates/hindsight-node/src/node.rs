@@ -10,6 +10,7 @@ use hindsight_core::write::{WriteOutcome, WriteRequest};
 use hindsight_core::{BankConfig, BankName, Consistency, Memory, MemoryId, Status, Timestamp};
 use hindsight_store::{StateReader, StoreConfig, StoreHandle};
 use parking_lot::Mutex;
+use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
 
@@ -18,8 +19,9 @@ use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::judging::{JudgeKind, LlmJudge};
 use crate::listener::EffectRouter;
+use crate::reviewer::{ReviewerMsg, Reviewers};
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
-use crate::{conflicts, embedding, recall, review, writer};
+use crate::{conflicts, embedding, recall, writer};
 
 /// How long a request waits for a bank's indexes to catch up with the log before giving up.
 const INDEX_WAIT: Duration = Duration::from_secs(30);
@@ -43,6 +45,7 @@ struct Inner {
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// The model-backed review judge, when `review.judge` asks for one.
     llm_judge: Option<Arc<LlmJudge>>,
+    reviewers: Reviewers,
 }
 
 impl Node {
@@ -113,6 +116,7 @@ impl Node {
                 access: Mutex::new(HashMap::new()),
                 tasks: Mutex::new(vec![]),
                 llm_judge,
+                reviewers: Reviewers::default(),
             }),
         };
         node.spawn_background_tasks();
@@ -212,7 +216,35 @@ impl Node {
         bank: BankName,
         as_of: Option<Timestamp>,
     ) -> Result<ReviewReport, NodeError> {
-        review::review(self, bank, as_of).await
+        let reviewer = self.inner.reviewers.get(self, &bank).await?;
+        match reviewer
+            .call(|reply| ReviewerMsg::Run { as_of, reply }, None)
+            .await
+        {
+            Ok(CallResult::Success(report)) => report,
+            Ok(_) | Err(_) => Err(NodeError::Unavailable(format!(
+                "the reviewer of {bank} stopped during the cycle; try again"
+            ))),
+        }
+    }
+
+    /// Whether this node leads the Raft group, and so runs the scheduled and event reviews.
+    pub fn is_leader(&self) -> bool {
+        self.inner.store.metrics().leader == Some(self.inner.config.node.id)
+    }
+
+    /// Asks for a review of `bank` soon: a write there looked like a conflict.
+    pub(crate) async fn hint_review(&self, bank: &BankName) {
+        match self.inner.reviewers.get(self, bank).await {
+            Ok(reviewer) => {
+                let _ = reviewer.send_message(ReviewerMsg::Hint);
+            }
+            Err(e) => tracing::debug!(%bank, error = %e, "review hint dropped"),
+        }
+    }
+
+    pub(crate) fn forget_reviewer(&self, bank: &BankName) {
+        self.inner.reviewers.remove(bank);
     }
 
     /// The bank's queued conflicts; resolved ones too when asked.
@@ -325,6 +357,7 @@ impl Node {
             .await?;
         match outcome {
             CommandOutcome::BankDeleted { memories_removed } => {
+                self.inner.reviewers.remove(&name);
                 let dir = self.inner.context.index_dir(&name);
                 if dir.exists() {
                     let _ = std::fs::remove_dir_all(dir);
@@ -363,6 +396,7 @@ impl Node {
             task.abort();
         }
         self.flush_access().await;
+        self.inner.reviewers.stop_all();
         let _ = self
             .inner
             .supervisor
@@ -573,10 +607,17 @@ impl Node {
                 tick.tick().await;
                 loop {
                     tick.tick().await;
+                    // The schedule only rings each bank's reviewer; the cycles run in the
+                    // reviewers, one bank's after another's as the actors get to them.
                     let banks = node.reader().banks().unwrap_or_default();
                     for bank in banks {
-                        if let Err(e) = node.review(bank.name.clone(), None).await {
-                            tracing::warn!(bank = %bank.name, error = %e, "periodic review failed");
+                        match node.inner.reviewers.get(&node, &bank.name).await {
+                            Ok(reviewer) => {
+                                let _ = reviewer.send_message(ReviewerMsg::Tick);
+                            }
+                            Err(e) => {
+                                tracing::warn!(bank = %bank.name, error = %e, "no reviewer")
+                            }
                         }
                     }
                 }

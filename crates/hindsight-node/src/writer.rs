@@ -88,11 +88,23 @@ pub async fn write_batch(
     let mut planned: Vec<Planned> = Vec::with_capacity(requests.len());
     let mut items = Vec::with_capacity(requests.len());
     let mut similarities = HashMap::new();
+    let mut hinted: Vec<BankName> = vec![];
+    let conflict_similarity = node.config().review.pairs.pair_similarity;
     for (request, vector) in requests.into_iter().zip(vectors) {
         let (config, view) = &banks[&request.bank];
         let memory = build_memory(request, config, now);
-        let duplicate = find_duplicate(view.as_deref(), &planned, &memory, &vector, config);
-        let lands_in = match duplicate {
+        let near = neighbours(
+            view.as_deref(),
+            &planned,
+            &memory,
+            &vector,
+            config,
+            conflict_similarity,
+        );
+        if near.likely_conflict && !hinted.contains(&memory.bank) {
+            hinted.push(memory.bank.clone());
+        }
+        let lands_in = match near.duplicate {
             Some((target, similarity)) => {
                 similarities.insert(memory.id, similarity);
                 items.push(WriteItem::Merge {
@@ -161,6 +173,12 @@ pub async fn write_batch(
     for bank in banks.keys() {
         let view = node.bank_view(bank).await?;
         node.wait_indexed(view, log_index).await?;
+    }
+    if node.config().review.on_likely_conflict {
+        for bank in hinted {
+            let node = node.clone();
+            tokio::spawn(async move { node.hint_review(&bank).await });
+        }
     }
     Ok(outcomes)
 }
@@ -238,17 +256,28 @@ pub fn build_memory(request: WriteRequest, config: &BankConfig, now: Timestamp) 
     }
 }
 
-/// The memory a new write duplicates, if any: the most similar active memory of the same kind at or
-/// above the bank's threshold that states the same thing (not a changed value or a negation).
-fn find_duplicate(
+/// What a new write found among its bank's memories.
+struct Neighbours {
+    /// The memory it duplicates, if any: the most similar active memory of the same kind at or
+    /// above the bank's threshold that states the same thing (not a changed value or a negation).
+    duplicate: Option<(MemoryId, f32)>,
+    /// Whether it looks like it contradicts one: it announces a change, or a close neighbour
+    /// (at least `conflict_similarity`) says something else, or one states another value for
+    /// the same slot. Only a hint for the reviewer; the review decides.
+    likely_conflict: bool,
+}
+
+fn neighbours(
     view: Option<&BankView>,
     earlier: &[Planned],
     memory: &Memory,
     vector: &[f32],
     config: &BankConfig,
-) -> Option<(MemoryId, f32)> {
+    conflict_similarity: f32,
+) -> Neighbours {
     let threshold = config.dedup_threshold;
     let mut best: Option<(MemoryId, f32)> = None;
+    let mut likely_conflict = hindsight_text::has_change_cue(&memory.content).is_some();
     for p in earlier {
         if p.memory.bank != memory.bank {
             continue;
@@ -274,18 +303,33 @@ fn find_duplicate(
                 .unwrap_or_default()
         });
         for (id, similarity) in found {
+            let Some(existing) = view.record(MemoryId(id)) else {
+                continue;
+            };
+            let restates = is_restatement(&existing, memory);
+            if !restates
+                && (similarity >= conflict_similarity || same_slot_other_value(&existing, memory))
+            {
+                likely_conflict = true;
+            }
             if similarity < threshold || best.is_some_and(|(_, s)| s >= similarity) {
                 continue;
             }
-            if let Some(existing) = view.record(MemoryId(id)) {
-                if is_restatement(&existing, memory) {
-                    best = Some((MemoryId(id), similarity));
-                    break;
-                }
+            if restates {
+                best = Some((MemoryId(id), similarity));
+                break;
             }
         }
     }
-    best
+    Neighbours {
+        duplicate: best,
+        likely_conflict: likely_conflict && best.is_none(),
+    }
+}
+
+fn same_slot_other_value(existing: &Memory, new: &Memory) -> bool {
+    matches!((&existing.slot, &new.slot),
+        (Some(a), Some(b)) if a.subject == b.subject && a.attribute == b.attribute && a.value != b.value)
 }
 
 /// Embeddings put "I like tea" and "I no longer like tea" close together; these cheap checks keep a

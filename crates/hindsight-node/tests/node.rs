@@ -14,6 +14,7 @@ fn config(dir: &Path) -> NodeConfig {
     config.node.data_dir = dir.to_path_buf();
     config.embedding.provider = EmbeddingProvider::Hashing;
     config.review.interval_secs = 0;
+    config.review.on_likely_conflict = false;
     config
 }
 
@@ -714,6 +715,49 @@ mod maintenance {
         assert_eq!(report.purged, vec![gone]);
         assert!(matches!(node.get(gone).await, Err(NodeError::NotFound(_))));
         assert_eq!(node.get(kept).await.unwrap().status, Status::Active);
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_that_contradicts_a_memory_gets_it_reviewed_without_being_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(dir.path());
+        config.review.on_likely_conflict = true;
+        config.review.hint_delay_ms = 50;
+        let node = Node::start(config).await.unwrap();
+        let old = node
+            .write(write("a/hint", "My usual coffee is a flat white."))
+            .await
+            .unwrap()
+            .id;
+        let unrelated = node
+            .write(write("a/hint", "The team standup moved to ten o'clock."))
+            .await
+            .unwrap()
+            .id;
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        assert_eq!(node.get(old).await.unwrap().status, Status::Active);
+        node.write(write(
+            "a/hint",
+            "Actually, I switched my coffee to an oat latte.",
+        ))
+        .await
+        .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            if matches!(
+                node.get(old).await.unwrap().status,
+                Status::Superseded { .. }
+            ) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no review followed the contradicting write"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(node.get(unrelated).await.unwrap().status, Status::Active);
         node.shutdown().await;
     }
 

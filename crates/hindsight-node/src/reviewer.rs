@@ -1,0 +1,163 @@
+//! One reviewer actor per bank (ARCHITECTURE §6.1). A bank's cycles run one at a time through
+//! its actor's mailbox, whoever asks for them: the periodic schedule, a write that looked like a
+//! conflict, or a client's `review` request. Scheduled and event cycles run only on the node that
+//! leads the Raft group; the watermark they continue from is replicated, so a new leader's
+//! reviewers pick up where the old one's stopped.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use hindsight_core::{BankName, Timestamp};
+use parking_lot::Mutex;
+use ractor::{Actor, ActorProcessingErr, ActorRef, ActorStatus, RpcReplyPort};
+
+use crate::error::NodeError;
+use crate::node::Node;
+use crate::review;
+use crate::types::ReviewReport;
+
+pub enum ReviewerMsg {
+    /// A cycle on request; answers with its report.
+    Run {
+        as_of: Option<Timestamp>,
+        reply: RpcReplyPort<Result<ReviewReport, NodeError>>,
+    },
+    /// The periodic schedule came round.
+    Tick,
+    /// A write looked like it contradicts something; a cycle follows after a short delay, so
+    /// that a burst of such writes costs one cycle.
+    Hint,
+    /// The delay after the first hint is over.
+    HintDue,
+}
+
+pub struct Reviewer;
+
+pub struct ReviewerState {
+    node: Node,
+    bank: BankName,
+    hint_pending: bool,
+}
+
+impl Actor for Reviewer {
+    type Msg = ReviewerMsg;
+    type State = ReviewerState;
+    type Arguments = (Node, BankName);
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<ReviewerMsg>,
+        (node, bank): (Node, BankName),
+    ) -> Result<ReviewerState, ActorProcessingErr> {
+        Ok(ReviewerState {
+            node,
+            bank,
+            hint_pending: false,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<ReviewerMsg>,
+        message: ReviewerMsg,
+        state: &mut ReviewerState,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ReviewerMsg::Run { as_of, reply } => {
+                let report = review::review(&state.node, state.bank.clone(), as_of).await;
+                let _ = reply.send(report);
+            }
+            ReviewerMsg::Tick => background_cycle(&myself, state, "periodic").await,
+            ReviewerMsg::Hint => {
+                if !state.hint_pending {
+                    state.hint_pending = true;
+                    let delay = Duration::from_millis(state.node.config().review.hint_delay_ms);
+                    myself.send_after(delay, || ReviewerMsg::HintDue);
+                }
+            }
+            ReviewerMsg::HintDue => {
+                state.hint_pending = false;
+                background_cycle(&myself, state, "write hint").await;
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn background_cycle(
+    myself: &ActorRef<ReviewerMsg>,
+    state: &mut ReviewerState,
+    trigger: &str,
+) {
+    if !state.node.is_leader() {
+        return;
+    }
+    match review::review(&state.node, state.bank.clone(), None).await {
+        Ok(_) => {}
+        Err(NodeError::NotFound(_)) => {
+            // The bank is gone; so is its reviewer.
+            state.node.forget_reviewer(&state.bank);
+            myself.stop(None);
+        }
+        Err(e) => tracing::warn!(bank = %state.bank, trigger, error = %e, "review failed"),
+    }
+}
+
+/// The node's reviewers by bank, started on first use.
+#[derive(Default)]
+pub struct Reviewers {
+    actors: Mutex<HashMap<BankName, ActorRef<ReviewerMsg>>>,
+}
+
+impl Reviewers {
+    /// The bank's reviewer, started (or restarted after a failure) as needed.
+    pub async fn get(
+        &self,
+        node: &Node,
+        bank: &BankName,
+    ) -> Result<ActorRef<ReviewerMsg>, NodeError> {
+        if let Some(actor) = self.running(bank) {
+            return Ok(actor);
+        }
+        let (actor, _) = Actor::spawn(None, Reviewer, (node.clone(), bank.clone()))
+            .await
+            .map_err(|e| {
+                NodeError::internal(format!("cannot start the reviewer of {bank}: {e}"))
+            })?;
+        let mut actors = self.actors.lock();
+        if let Some(existing) = actors.get(bank).filter(|a| is_running(a)) {
+            // Another caller started one meanwhile; keep that one.
+            actor.stop(None);
+            return Ok(existing.clone());
+        }
+        actors.insert(bank.clone(), actor.clone());
+        Ok(actor)
+    }
+
+    fn running(&self, bank: &BankName) -> Option<ActorRef<ReviewerMsg>> {
+        self.actors
+            .lock()
+            .get(bank)
+            .filter(|a| is_running(a))
+            .cloned()
+    }
+
+    pub fn remove(&self, bank: &BankName) {
+        if let Some(actor) = self.actors.lock().remove(bank) {
+            actor.stop(None);
+        }
+    }
+
+    pub fn stop_all(&self) {
+        for (_, actor) in self.actors.lock().drain() {
+            actor.stop(None);
+        }
+    }
+}
+
+fn is_running(actor: &ActorRef<ReviewerMsg>) -> bool {
+    matches!(
+        actor.get_status(),
+        ActorStatus::Running | ActorStatus::Starting | ActorStatus::Upgrading
+    )
+}
