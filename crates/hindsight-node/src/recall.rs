@@ -153,11 +153,25 @@ impl Plan {
                     let bm25 = view.index.bm25();
                     let best_possible = keyword_best_possible(bm25, &self.terms);
                     let hits = bm25.search(&self.terms, depth, &visible);
+                    let vectors = view.index.vectors();
+                    // Shared words whose meaning the embedding does not share are mostly stem
+                    // collisions ("productive" and "product") or filler: such a hit keeps half
+                    // of its keyword quality.
+                    let meaning = |id: u128| -> f32 {
+                        match (records.get(&MemoryId(id)), vectors.get(id)) {
+                            (Some(memory), Some(v)) => {
+                                0.5 + 0.5 * semantic_quality(dot(&v, self.query_vector_for(memory)))
+                            }
+                            _ => 1.0,
+                        }
+                    };
                     arms.push((
                         ARM_KEYWORD,
                         1.0,
                         hits.into_iter()
-                            .map(|(id, score)| (id, score, (score / best_possible).min(1.0)))
+                            .map(|(id, score)| {
+                                (id, score, (score / best_possible).min(1.0) * meaning(id))
+                            })
                             .collect(),
                     ));
                 }

@@ -21,9 +21,9 @@ use crate::bank::BankView;
 use crate::config::ReviewSection;
 use crate::error::NodeError;
 use crate::judging::{judge_with_rules, LlmJudge};
-use crate::maintenance;
 use crate::node::Node;
 use crate::types::ReviewReport;
+use crate::{maintenance, writer};
 
 /// Decay counts days of disuse, not cycles: a bank reviewed every five minutes must not lose
 /// 0.02 of confidence every five minutes.
@@ -57,6 +57,7 @@ pub async fn review(
         settings.strategies = strategies;
     }
     let max_memories = bank_config.max_memories;
+    let voices = user_voices(node, &view, state.watermark, &settings).await?;
     let cycle_view = view.clone();
     let llm = node.llm_judge();
     let plan = tokio::task::spawn_blocking(move || {
@@ -65,7 +66,10 @@ pub async fn review(
             &state,
             &settings,
             llm.as_deref(),
-            max_memories,
+            CycleLimits {
+                max_memories,
+                voices,
+            },
             as_of,
             now,
         )
@@ -179,15 +183,89 @@ struct CyclePlan {
     considered: usize,
 }
 
+/// What a cycle needs besides the view and the settings.
+struct CycleLimits {
+    max_memories: u64,
+    voices: HashMap<MemoryId, Vec<f32>>,
+}
+
+/// An agent writes about "the user", the user about "I": the same claim lands further apart in
+/// embedding space than its content warrants. Inferences that may meet a statement in this
+/// cycle get a second vector, embedded in the user's voice ("I seem to work late"), which the
+/// review's neighbourhood compares with statements instead of the third-person one.
+async fn user_voices(
+    node: &Node,
+    view: &BankView,
+    watermark: u64,
+    settings: &ReviewSection,
+) -> Result<HashMap<MemoryId, Vec<f32>>, NodeError> {
+    let loose = settings.pairs.inference_similarity / 2.0;
+    let limit = settings.pairs.neighbours_per_memory;
+    let texts: Vec<(MemoryId, String)> = view.with_records(|records| {
+        let vectors = view.index.vectors();
+        let inference = |id: u128| {
+            records
+                .get(&MemoryId(id))
+                .is_some_and(|m| is_inferred(m) && hindsight_review::is_reviewable(m))
+        };
+        let mut wanted: BTreeMap<MemoryId, String> = BTreeMap::new();
+        for m in records.values().filter(|m| m.updated_index > watermark) {
+            if !hindsight_review::is_reviewable(m) {
+                continue;
+            }
+            if is_inferred(m) {
+                if let Some(text) = hindsight_text::in_user_voice(&m.content) {
+                    wanted.insert(m.id, text);
+                }
+                continue;
+            }
+            let Some(vector) = vectors.get(m.id.0) else {
+                continue;
+            };
+            for (id, similarity) in vectors
+                .search(&vector, limit, &inference)
+                .unwrap_or_default()
+            {
+                if similarity < loose {
+                    continue;
+                }
+                if let Some(other) = records.get(&MemoryId(id)) {
+                    if let Some(text) = hindsight_text::in_user_voice(&other.content) {
+                        wanted.insert(other.id, text);
+                    }
+                }
+            }
+        }
+        wanted.into_iter().collect()
+    });
+    if texts.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let (ids, texts): (Vec<MemoryId>, Vec<String>) = texts.into_iter().unzip();
+    let vectors = crate::embedding::embed(&node.context().embedder, texts).await?;
+    Ok(ids.into_iter().zip(vectors).collect())
+}
+
+fn is_inferred(m: &Memory) -> bool {
+    matches!(
+        m.provenance.source,
+        hindsight_core::SourceKind::Agent | hindsight_core::SourceKind::Reflection
+    )
+}
+
 fn plan_cycle(
     view: &BankView,
     state: &ReviewState,
     settings: &ReviewSection,
     llm: Option<&LlmJudge>,
-    max_memories: u64,
+    limits: CycleLimits,
     as_of: Timestamp,
     now: Timestamp,
 ) -> CyclePlan {
+    let CycleLimits {
+        max_memories,
+        voices,
+    } = limits;
     // Everything through this index is in the records read below; later changes wait for the
     // next cycle (or are seen twice, which is harmless).
     let watermark = view.indexed_through();
@@ -198,7 +276,7 @@ fn plan_cycle(
         .cloned()
         .collect();
     changed.sort_by_key(|m| m.id);
-    let hood = ViewNeighbourhood::new(view, &records);
+    let hood = ViewNeighbourhood::new(view, &records, voices);
     let selection = select_pairs(&changed, records.len(), &hood, &settings.pairs);
     let mut pairs = selection.pairs;
     let mut keys: HashSet<PairKey> = pairs.iter().map(Pair::key).collect();
@@ -384,10 +462,16 @@ struct ViewNeighbourhood<'a> {
     view: &'a BankView,
     records: &'a HashMap<MemoryId, Arc<Memory>>,
     by_slot: HashMap<String, Vec<Arc<Memory>>>,
+    /// Inferences' vectors in the user's voice (see [`user_voices`]).
+    voices: HashMap<MemoryId, Vec<f32>>,
 }
 
 impl<'a> ViewNeighbourhood<'a> {
-    fn new(view: &'a BankView, records: &'a HashMap<MemoryId, Arc<Memory>>) -> Self {
+    fn new(
+        view: &'a BankView,
+        records: &'a HashMap<MemoryId, Arc<Memory>>,
+        voices: HashMap<MemoryId, Vec<f32>>,
+    ) -> Self {
         let mut by_slot: HashMap<String, Vec<Arc<Memory>>> = HashMap::new();
         for memory in records.values() {
             if let Some(slot) = &memory.slot {
@@ -404,6 +488,7 @@ impl<'a> ViewNeighbourhood<'a> {
             view,
             records,
             by_slot,
+            voices,
         }
     }
 }
@@ -432,6 +517,50 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
             .filter_map(|(id, sim)| Some((self.records.get(&MemoryId(id))?.clone(), sim)))
             .take(limit)
             .collect()
+    }
+
+    fn similar_where(
+        &self,
+        memory: &Memory,
+        min_similarity: f32,
+        limit: usize,
+        keep: &dyn Fn(&Memory) -> bool,
+    ) -> Vec<(Arc<Memory>, f32)> {
+        let vectors = self.view.index.vectors();
+        let Some(vector) = vectors.get(memory.id.0) else {
+            return vec![];
+        };
+        let wanted = |id: u128| {
+            id != memory.id.0
+                && self
+                    .records
+                    .get(&MemoryId(id))
+                    .is_some_and(|m| hindsight_review::is_reviewable(m) && keep(m))
+        };
+        let own_voice = self.voices.get(&memory.id);
+        let mut found: HashMap<u128, f32> = HashMap::new();
+        let searches = std::iter::once(&vector).chain(own_voice);
+        for query in searches {
+            for (id, sim) in vectors.search(query, limit, &wanted).unwrap_or_default() {
+                let entry = found.entry(id).or_insert(sim);
+                *entry = entry.max(sim);
+            }
+        }
+        // A candidate with a voice of its own is compared in that voice too.
+        let mut out: Vec<(Arc<Memory>, f32)> = found
+            .into_iter()
+            .filter_map(|(id, sim)| {
+                let other = self.records.get(&MemoryId(id))?;
+                let voiced = self.voices.get(&other.id).map_or(sim, |v| {
+                    sim.max(writer::dot(own_voice.unwrap_or(&vector), v))
+                });
+                Some((other.clone(), voiced))
+            })
+            .filter(|(_, sim)| *sim >= min_similarity)
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id.cmp(&b.0.id)));
+        out.truncate(limit);
+        out
     }
 
     fn same_slot(&self, memory: &Memory) -> Vec<Arc<Memory>> {

@@ -18,6 +18,23 @@ pub trait Neighbourhood {
         limit: usize,
     ) -> Vec<(Arc<Memory>, f32)>;
 
+    /// Like [`Neighbourhood::similar`], among the memories `keep` accepts only. An index that
+    /// can filter while it searches should: a rare kind of memory (an agent's inference among
+    /// hundreds of events) is easily crowded out of a plain nearest-neighbour list.
+    fn similar_where(
+        &self,
+        memory: &Memory,
+        min_similarity: f32,
+        limit: usize,
+        keep: &dyn Fn(&Memory) -> bool,
+    ) -> Vec<(Arc<Memory>, f32)> {
+        self.similar(memory, min_similarity, usize::MAX)
+            .into_iter()
+            .filter(|(m, _)| keep(m))
+            .take(limit)
+            .collect()
+    }
+
     /// Memories of the same bank that state a value for `memory`'s slot (same subject and
     /// attribute). Empty when `memory` has no slot.
     fn same_slot(&self, memory: &Memory) -> Vec<Arc<Memory>>;

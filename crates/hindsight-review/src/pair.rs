@@ -220,7 +220,16 @@ pub fn select_pairs(
             config.min_similarity(),
             config.neighbours_per_memory,
         );
-        for (other, similarity) in similar {
+        // An inference and the statements that could refute it are looked for among each
+        // other only, so that neither is crowded out by closer memories of the other kind.
+        let opposite = !is_inferred(memory);
+        let across = neighbourhood.similar_where(
+            memory,
+            config.inference_similarity,
+            config.neighbours_per_memory,
+            &|m: &Memory| is_inferred(m) == opposite,
+        );
+        for (other, similarity) in similar.into_iter().chain(across) {
             if !is_partner(memory, &other) {
                 continue;
             }
@@ -272,14 +281,15 @@ fn shares_slot(a: &Memory, b: &Memory) -> bool {
 }
 
 /// One of the two is the agent's own inference and the other is not.
+fn is_inferred(m: &Memory) -> bool {
+    matches!(
+        m.provenance.source,
+        SourceKind::Agent | SourceKind::Reflection
+    )
+}
+
 fn one_is_inferred(a: &Memory, b: &Memory) -> bool {
-    let inferred = |m: &Memory| {
-        matches!(
-            m.provenance.source,
-            SourceKind::Agent | SourceKind::Reflection
-        )
-    };
-    inferred(a) != inferred(b)
+    is_inferred(a) != is_inferred(b)
 }
 
 fn same_content(a: &Memory, b: &Memory) -> bool {
@@ -362,6 +372,35 @@ mod tests {
         // similarity: not. Below the inference threshold: not.
         assert_eq!(partners(&selection, 1), vec![2]);
         assert_eq!(partners(&selection, 3), Vec::<u128>::new());
+    }
+
+    #[test]
+    fn an_inference_is_found_even_when_closer_statements_fill_the_neighbour_list() {
+        let mut records = vec![
+            memory(1, "The user seems to prefer working late at night.")
+                .with_source(SourceKind::Agent),
+            memory(
+                2,
+                "I do my focused work in the early morning, never at night.",
+            ),
+        ];
+        for i in 0..30 {
+            records.push(memory(10 + i, &format!("Statement number {i}.")));
+        }
+        let mut table = Table::new(&records).similar(1, 2, 0.45);
+        for i in 0..30 {
+            table = table.similar(2, 10 + i, 0.6);
+        }
+        let config = PairConfig {
+            neighbours_per_memory: 5,
+            ..PairConfig::default()
+        };
+        let selection = select_pairs(&[table.get(2)], records.len(), &table, &config);
+        assert!(
+            partners(&selection, 2).contains(&1),
+            "{:?}",
+            partners(&selection, 2)
+        );
     }
 
     #[test]
