@@ -1,6 +1,7 @@
 //! Node configuration: one TOML file (`config/hindsight.toml` documents every key and default),
 //! overridable by `HINDSIGHT_<SECTION>_<KEY>` environment variables.
 
+use hindsight_guard::GuardConfig;
 use hindsight_review::{DecayConfig, DistillConfig, PairConfig, RulesConfig, Strategies};
 
 use crate::judging::{JudgeKind, LlmJudgeSection};
@@ -20,6 +21,7 @@ pub struct NodeConfig {
     pub limits: Limits,
     pub bank_defaults: BankDefaults,
     pub review: ReviewSection,
+    pub guard: GuardSection,
     pub index: IndexSection,
 }
 
@@ -106,6 +108,27 @@ pub struct ReviewSection {
     pub archive_retention_days: u64,
     /// When repeated episodes become a rule.
     pub distill: DistillConfig,
+}
+
+/// Write-time screening (ARCHITECTURE §7).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GuardSection {
+    /// Screen writes for injected instructions, exfiltration and attempts to weaken a safety
+    /// rule; a flagged write is stored `quarantined`, never recalled by default.
+    pub enabled: bool,
+    /// Patterns, word lists, sensitive topics and trust tiers; every list has a built-in default
+    /// and a list given here replaces that one list.
+    pub rules: GuardConfig,
+}
+
+impl Default for GuardSection {
+    fn default() -> Self {
+        GuardSection {
+            enabled: true,
+            rules: GuardConfig::default(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -197,6 +220,7 @@ const SECTIONS: &[&str] = &[
     "limits",
     "bank_defaults",
     "review",
+    "guard",
     "index",
 ];
 

@@ -8,6 +8,7 @@ pub mod types;
 mod bank;
 pub mod conflicts;
 mod embedding;
+pub mod guarding;
 pub mod judging;
 mod listener;
 mod maintenance;

@@ -8,6 +8,7 @@ use hindsight_core::recall::{RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::review::{Conflict, ResolutionOutcome};
 use hindsight_core::write::{WriteOutcome, WriteRequest};
 use hindsight_core::{BankConfig, BankName, Consistency, Memory, MemoryId, Status, Timestamp};
+use hindsight_guard::Screener;
 use hindsight_store::{StateReader, StoreConfig, StoreHandle};
 use parking_lot::Mutex;
 use ractor::rpc::CallResult;
@@ -46,6 +47,8 @@ struct Inner {
     /// The model-backed review judge, when `review.judge` asks for one.
     llm_judge: Option<Arc<LlmJudge>>,
     reviewers: Reviewers,
+    /// Write-time screening, unless `guard.enabled` is off.
+    screener: Option<Arc<Screener>>,
 }
 
 impl Node {
@@ -64,6 +67,14 @@ impl Node {
         let llm_judge = match config.review.judge {
             JudgeKind::Rules => None,
             kind => Some(Arc::new(LlmJudge::new(kind, &config.review.llm)?)),
+        };
+        let screener = if config.guard.enabled {
+            let screener = Screener::new(&config.guard.rules)
+                .map_err(|e| NodeError::Config(format!("[guard.rules]: {e}")))?;
+            Some(Arc::new(screener))
+        } else {
+            tracing::warn!("write screening is off (guard.enabled = false): injected instructions will be stored and recalled like any memory");
+            None
         };
         let embedder = {
             let config = config.clone();
@@ -117,6 +128,7 @@ impl Node {
                 tasks: Mutex::new(vec![]),
                 llm_judge,
                 reviewers: Reviewers::default(),
+                screener,
             }),
         };
         node.spawn_background_tasks();
@@ -428,6 +440,10 @@ impl Node {
 
     pub(crate) fn reader(&self) -> &StateReader {
         self.inner.store.reader()
+    }
+
+    pub(crate) fn screener(&self) -> Option<&Screener> {
+        self.inner.screener.as_deref()
     }
 
     pub(crate) fn llm_judge(&self) -> Option<Arc<LlmJudge>> {

@@ -462,6 +462,13 @@ fn keyword_best_possible(bm25: &hindsight_index::Bm25Index, terms: &[String]) ->
 
 fn flags(candidate: &Candidate) -> Vec<String> {
     let mut flags = vec![];
+    if candidate
+        .memory
+        .metadata
+        .contains_key(crate::guarding::SENSITIVE)
+    {
+        flags.push("requires_confirmation".to_string());
+    }
     match candidate.status {
         Status::Disputed => flags.push("disputed".to_string()),
         Status::PendingReview => flags.push("pending_review".to_string()),

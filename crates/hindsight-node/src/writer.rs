@@ -13,6 +13,7 @@ use hindsight_core::{
 use crate::bank::BankView;
 use crate::embedding;
 use crate::error::NodeError;
+use crate::guarding;
 use crate::node::Node;
 
 struct Planned {
@@ -90,9 +91,18 @@ pub async fn write_batch(
     let mut similarities = HashMap::new();
     let mut hinted: Vec<BankName> = vec![];
     let conflict_similarity = node.config().review.pairs.pair_similarity;
+    let mut quarantined: HashMap<MemoryId, String> = HashMap::new();
     for (request, vector) in requests.into_iter().zip(vectors) {
         let (config, view) = &banks[&request.bank];
-        let memory = build_memory(request, config, now);
+        let confidence_given = request.confidence.is_some();
+        let mut memory = build_memory(request, config, now);
+        if let Some(screener) = node.screener() {
+            if let Some(reason) = guarding::guard_memory(screener, &mut memory, confidence_given) {
+                tracing::warn!(bank = %memory.bank, id = %memory.id, %reason, "write quarantined");
+                quarantined.insert(memory.id, reason);
+            }
+        }
+        let held = quarantined.contains_key(&memory.id);
         let near = neighbours(
             view.as_deref(),
             &planned,
@@ -101,10 +111,12 @@ pub async fn write_batch(
             config,
             conflict_similarity,
         );
-        if near.likely_conflict && !hinted.contains(&memory.bank) {
+        if near.likely_conflict && !held && !hinted.contains(&memory.bank) {
             hinted.push(memory.bank.clone());
         }
-        let lands_in = match near.duplicate {
+        // A held write stands alone: merged into a live memory it would lend it support.
+        let duplicate = if held { None } else { near.duplicate };
+        let lands_in = match duplicate {
             Some((target, similarity)) => {
                 similarities.insert(memory.id, similarity);
                 items.push(WriteItem::Merge {
@@ -155,7 +167,10 @@ pub async fn write_batch(
         outcomes.push(match result {
             WriteResult::Created { id } => WriteOutcome {
                 id,
-                disposition: Disposition::Created,
+                disposition: match quarantined.remove(&id) {
+                    Some(reason) => Disposition::Quarantined { reason },
+                    None => Disposition::Created,
+                },
             },
             WriteResult::MergedInto { id, target } => WriteOutcome {
                 id,
