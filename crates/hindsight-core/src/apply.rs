@@ -344,7 +344,9 @@ impl<S: StateMut> Ctx<'_, S> {
         };
         memory.version += 1;
         memory.updated_at = at;
-        memory.updated_index = self.log_index;
+        // A review's own decision is not news for the next cycle: bumping `updated_index` here
+        // would have every cycle judge again the pairs the previous one settled (and queue the
+        // same conflict twice).
         self.state.put_memory(&memory);
         let related = change
             .related
@@ -1092,7 +1094,10 @@ mod tests {
         let superseded = &state.memories[&MemoryId(1)];
         assert_eq!(superseded.valid_to, Some(Timestamp(5_000_000)));
         assert_eq!(superseded.confidence, 0.05);
-        assert_eq!(superseded.updated_index, 7);
+        assert_eq!(
+            superseded.updated_index, 2,
+            "a review decision does not count as a change to review again"
+        );
         assert_eq!(
             superseded.status_as_of(Timestamp(4_999_999)),
             Some(Status::Active)

@@ -249,8 +249,9 @@ pub struct Memory {
     /// Bumped by every applied change; the number of history entries the record has.
     pub version: u64,
     pub updated_at: Timestamp,
-    /// Raft log index of the last change to what the record says; review compares it with the
-    /// bank's watermark to find what changed since the last cycle.
+    /// Raft log index of the last change to what the record says (a write, a merge, a restore);
+    /// review compares it with the bank's watermark to find what changed since the last cycle.
+    /// Review decisions leave it alone, so a cycle does not re-judge what the last one settled.
     #[serde(default)]
     pub updated_index: u64,
 }
