@@ -6,7 +6,9 @@ use hindsight_core::{
     BankConfig, BankName, Memory, MemoryId, RecallRequest, RecallResponse, Timestamp,
     ValidationError, WriteOutcome, WriteRequest,
 };
+use hindsight_node::reflecting::ReflectReport;
 use hindsight_node::{BankInfo, BankPatch, ReviewReport, Trace};
+use hindsight_review::reflect::TaskTrace;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::client_error::ClientError;
@@ -160,6 +162,18 @@ impl HindsightClient {
             as_of: as_of.map(Timestamp::to_rfc3339),
         };
         read(self.answer(self.memory.clone().review(request).await)?)
+    }
+
+    /// Turns a finished task's trace into memories in `bank` (or only says which, on a dry run).
+    pub async fn reflect(
+        &self,
+        bank: BankName,
+        trace: &TaskTrace,
+        task_id: Option<String>,
+        dry_run: bool,
+    ) -> Result<ReflectReport, ClientError> {
+        let request = crate::convert::reflect::request_of(bank.as_str(), trace, task_id, dry_run);
+        read(self.answer(self.memory.clone().reflect(request).await)?)
     }
 
     pub async fn conflicts(

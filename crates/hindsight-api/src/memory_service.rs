@@ -113,6 +113,21 @@ impl MemoryService for MemoryApi {
         Ok(Response::new((&report).into()))
     }
 
+    async fn reflect(
+        &self,
+        request: Request<pb::ReflectRequest>,
+    ) -> Result<Response<pb::ReflectResponse>, Status> {
+        let request = request.into_inner();
+        let bank: BankName = request.bank.parse().map_err(invalid)?;
+        let trace = crate::convert::reflect::trace_of(&request).map_err(invalid)?;
+        let report = self
+            .node
+            .reflect(bank, trace, request.task_id, request.dry_run)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new((&report).into()))
+    }
+
     async fn list_conflicts(
         &self,
         request: Request<pb::ListConflictsRequest>,

@@ -635,3 +635,98 @@ async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
         .unwrap_or_default();
     (status, body)
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflect_keeps_what_a_task_taught_and_nothing_from_a_routine_one() {
+    use hindsight_review::reflect::{Outcome, TaskTrace, ToolCall};
+
+    let h = Harness::start().await;
+    let mut failing = ToolCall::new("kubectl", "apply -f billing.yaml");
+    failing.error = Some("error: context \"prod\" not found".into());
+    let mut fixed = ToolCall::new("kubectl", "--context production apply -f billing.yaml");
+    fixed.result = Some("deployment.apps/billing configured".into());
+    let mut check = ToolCall::new("curl", "https://billing.internal/health");
+    check.result = Some("ok".into());
+    let trace = TaskTrace {
+        goal: "Deploy the billing service".into(),
+        steps: vec![],
+        tool_calls: vec![failing, fixed, check],
+        outcome: Outcome::Succeeded,
+        feedback: Some("Thanks. Never deploy on Fridays.".into()),
+        lang: None,
+    };
+    let dry = h
+        .client
+        .reflect(bank("api/reflect"), &trace, None, true)
+        .await
+        .unwrap();
+    assert!(
+        !dry.memories.is_empty() && dry.memories.len() <= 5,
+        "{dry:?}"
+    );
+    assert!(dry.memories.iter().all(|(_, w)| w.is_none()));
+    assert_eq!(
+        stored(&h, "api/reflect").await,
+        0,
+        "a dry run writes nothing"
+    );
+
+    let kept = h
+        .client
+        .reflect(bank("api/reflect"), &trace, Some("task-7".into()), false)
+        .await
+        .unwrap();
+    assert_eq!(kept.reflector, "rules");
+    assert_eq!(kept.memories.len(), dry.memories.len());
+    let lesson = kept
+        .memories
+        .iter()
+        .find(|(m, _)| m.content.contains("context"))
+        .expect("the failure and its fix are kept");
+    let id = lesson.1.as_ref().unwrap().id;
+    let stored_lesson = h.client.get(id).await.unwrap();
+    assert_eq!(stored_lesson.provenance.source, SourceKind::Reflection);
+    assert_eq!(stored_lesson.provenance.task_id.as_deref(), Some("task-7"));
+    let hits = h
+        .client
+        .recall(RecallRequest::new(
+            vec![bank("api/reflect")],
+            "how to deploy the billing service with kubectl",
+            5,
+        ))
+        .await
+        .unwrap();
+    assert!(hits.hits.iter().any(|hit| hit.memory.id == id));
+
+    let mut routine = ToolCall::new("weather", "Berlin");
+    routine.result = Some("12°C".into());
+    let routine = TaskTrace {
+        goal: "Check the weather in Berlin".into(),
+        steps: vec![],
+        tool_calls: vec![routine],
+        outcome: Outcome::Succeeded,
+        feedback: None,
+        lang: None,
+    };
+    let nothing = h
+        .client
+        .reflect(bank("api/reflect"), &routine, None, false)
+        .await
+        .unwrap();
+    assert!(nothing.memories.is_empty(), "{nothing:?}");
+
+    let mut bad = hindsight_api::pb::ReflectRequest {
+        bank: "api/reflect".into(),
+        goal: "x".into(),
+        outcome: "done".into(),
+        ..Default::default()
+    };
+    let (code, message) = wire_code(h.memory().reflect(bad.clone()).await);
+    assert_eq!(code, Code::InvalidArgument);
+    assert!(message.contains("outcome"), "{message}");
+    bad.outcome = "succeeded".into();
+    bad.goal = "  ".into();
+    let (code, _) = wire_code(h.memory().reflect(bad).await);
+    assert_eq!(code, Code::InvalidArgument);
+    h.stop().await;
+}

@@ -35,6 +35,8 @@ pub enum Command {
     Forget(ForgetArgs),
     /// Run the hindsight review of a bank now.
     Review(ReviewArgs),
+    /// Turn a finished task's trace into memories (at most five; none when nothing is worth keeping).
+    Reflect(ReflectArgs),
     /// List or settle the contradictions the review left for a person.
     #[command(subcommand)]
     Conflicts(ConflictsCommand),
@@ -204,6 +206,25 @@ pub struct ReviewArgs {
     /// Review as of this time, RFC 3339 (default: now).
     #[arg(long, value_name = "RFC3339")]
     pub as_of: Option<String>,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct ReflectArgs {
+    /// The bank the memories go to.
+    #[arg(long)]
+    pub bank: String,
+    /// The trace as JSON: {"goal", "steps", "tool_calls": [{"tool", "arguments", "result",
+    /// "error"}], "outcome": "succeeded|failed|partial", "feedback", "lang"}; "-" reads stdin.
+    #[arg(long, value_name = "FILE")]
+    pub trace: PathBuf,
+    /// Recorded in each memory's provenance.
+    #[arg(long)]
+    pub task_id: Option<String>,
+    /// Show what would be kept without writing anything.
+    #[arg(long)]
+    pub dry_run: bool,
     #[command(flatten)]
     pub client: ClientOpts,
 }

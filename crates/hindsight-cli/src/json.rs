@@ -227,6 +227,22 @@ pub fn bank_info(i: &BankInfo) -> Value {
     Value::Object(out)
 }
 
+pub fn reflect(r: &hindsight_node::reflecting::ReflectReport) -> Value {
+    json!({
+        "reflector": r.reflector,
+        "tokens_used": r.tokens_used,
+        "memories": r.memories.iter().map(|(m, written)| json!({
+            "kind": m.kind.as_str(),
+            "subtype": m.subtype.map(|s| s.as_str()),
+            "content": m.content,
+            "tags": m.tags,
+            "why": m.why,
+            "id": written.as_ref().map(|w| w.id.to_string()),
+            "disposition": written.as_ref().map(|w| w.disposition.name()),
+        })).collect::<Vec<_>>(),
+    })
+}
+
 pub fn review(r: &ReviewReport) -> Value {
     json!({
         "bank": r.bank,

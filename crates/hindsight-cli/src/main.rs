@@ -53,6 +53,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Trace(args) => records::trace(args).await,
         Command::Forget(args) => records::forget(args).await,
         Command::Review(args) => review::run(args).await,
+        Command::Reflect(args) => review::reflect(args).await,
         Command::Conflicts(command) => review::conflicts(command).await,
         Command::Bank(command) => bank::run(command).await,
         Command::Status(args) => status::run(args).await,

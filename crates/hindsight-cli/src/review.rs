@@ -1,7 +1,10 @@
 use hindsight_api::HindsightClient;
 use hindsight_core::Timestamp;
 
-use crate::cli::{ConflictsCommand, ReviewArgs};
+use anyhow::Context;
+use hindsight_review::reflect::TaskTrace;
+
+use crate::cli::{ConflictsCommand, ReflectArgs, ReviewArgs};
 use crate::json;
 use crate::output::{emit, join};
 use crate::table::Table;
@@ -53,6 +56,54 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<()> {
                 ])
                 .row(["took", &format!("{} ms", c.took_micros / 1000)]);
             t.render()
+        },
+    );
+    Ok(())
+}
+
+pub async fn reflect(args: ReflectArgs) -> anyhow::Result<()> {
+    let bank = args.bank.parse()?;
+    let text = if args.trace.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())?
+    } else {
+        std::fs::read_to_string(&args.trace)
+            .with_context(|| format!("cannot read {}", args.trace.display()))?
+    };
+    let trace: TaskTrace = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a task trace", args.trace.display()))?;
+    let client = HindsightClient::connect(&args.client.server).await?;
+    let report = client
+        .reflect(bank, &trace, args.task_id, args.dry_run)
+        .await?;
+    emit(
+        args.client.json,
+        || json::reflect(&report),
+        || {
+            if report.memories.is_empty() {
+                return format!("nothing worth keeping ({})\n", report.reflector);
+            }
+            let mut t = Table::with_header(["KIND", "SUBTYPE", "STORED", "ID", "CONTENT"]);
+            for (m, written) in &report.memories {
+                let (stored, id) = match written {
+                    Some(w) => (w.disposition.name().to_string(), w.id.to_string()),
+                    None => ("dry run".to_string(), String::new()),
+                };
+                t.row([
+                    m.kind.as_str().to_string(),
+                    m.subtype
+                        .map(|s| s.as_str().to_string())
+                        .unwrap_or_default(),
+                    stored,
+                    id,
+                    m.content.clone(),
+                ]);
+            }
+            format!(
+                "{}reflector {}, {} tokens\n",
+                t.render(),
+                report.reflector,
+                report.tokens_used
+            )
         },
     );
     Ok(())

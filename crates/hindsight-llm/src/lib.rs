@@ -85,6 +85,7 @@ mod judge;
 mod judge_config;
 mod outcome;
 mod prompt;
+mod reflect;
 mod usage;
 mod verdict;
 
@@ -96,5 +97,6 @@ pub use item::{JudgeItem, Statement};
 pub use judge::{PairJudge, MAX_BATCH_ITEMS};
 pub use judge_config::JudgeConfig;
 pub use outcome::JudgeOutcome;
+pub use reflect::{LlmReflectConfig, LlmReflection, LlmReflector, MAX_MEMORY_CHARS};
 pub use usage::{count_prompt_tokens, count_tokens, TokenUsage};
 pub use verdict::{Deferred, Relation, Side, Verdict};

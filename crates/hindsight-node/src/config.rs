@@ -11,6 +11,7 @@ use hindsight_core::{Limits, ScoringWeights};
 use serde::{Deserialize, Serialize};
 
 use crate::error::NodeError;
+use crate::reflecting::ReflectorKind;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -22,7 +23,16 @@ pub struct NodeConfig {
     pub bank_defaults: BankDefaults,
     pub review: ReviewSection,
     pub guard: GuardSection,
+    pub reflect: ReflectSection,
     pub index: IndexSection,
+}
+
+/// How `reflect` turns a finished task's trace into memories.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReflectSection {
+    /// rules (offline, deterministic) or llm (the chat endpoint of [review.llm.chat]).
+    pub reflector: ReflectorKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -221,6 +231,7 @@ const SECTIONS: &[&str] = &[
     "bank_defaults",
     "review",
     "guard",
+    "reflect",
     "index",
 ];
 

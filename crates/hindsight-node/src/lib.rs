@@ -14,6 +14,7 @@ mod listener;
 mod maintenance;
 mod node;
 mod recall;
+pub mod reflecting;
 mod review;
 mod reviewer;
 mod writer;

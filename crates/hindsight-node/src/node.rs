@@ -20,9 +20,11 @@ use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::judging::{JudgeKind, LlmJudge};
 use crate::listener::EffectRouter;
+use crate::reflecting::{NodeReflector, ReflectReport};
 use crate::reviewer::{ReviewerMsg, Reviewers};
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
-use crate::{conflicts, embedding, recall, writer};
+use crate::{conflicts, embedding, recall, reflecting, writer};
+use hindsight_review::reflect::TaskTrace;
 
 /// How long a request waits for a bank's indexes to catch up with the log before giving up.
 const INDEX_WAIT: Duration = Duration::from_secs(30);
@@ -49,6 +51,7 @@ struct Inner {
     reviewers: Reviewers,
     /// Write-time screening, unless `guard.enabled` is off.
     screener: Option<Arc<Screener>>,
+    reflector: Arc<NodeReflector>,
 }
 
 impl Node {
@@ -76,6 +79,10 @@ impl Node {
             tracing::warn!("write screening is off (guard.enabled = false): injected instructions will be stored and recalled like any memory");
             None
         };
+        let reflector = Arc::new(NodeReflector::new(
+            config.reflect.reflector,
+            &config.review.llm,
+        )?);
         let embedder = {
             let config = config.clone();
             tokio::task::spawn_blocking(move || embedding::build(&config))
@@ -129,6 +136,7 @@ impl Node {
                 llm_judge,
                 reviewers: Reviewers::default(),
                 screener,
+                reflector,
             }),
         };
         node.spawn_background_tasks();
@@ -238,6 +246,18 @@ impl Node {
                 "the reviewer of {bank} stopped during the cycle; try again"
             ))),
         }
+    }
+
+    /// Turns a finished task's trace into at most five memories in `bank` (none when nothing is
+    /// worth keeping); with `dry_run`, only says what it would keep.
+    pub async fn reflect(
+        &self,
+        bank: BankName,
+        trace: TaskTrace,
+        task_id: Option<String>,
+        dry_run: bool,
+    ) -> Result<ReflectReport, NodeError> {
+        reflecting::reflect(self, bank, trace, task_id, dry_run).await
     }
 
     /// Whether this node leads the Raft group, and so runs the scheduled and event reviews.
@@ -440,6 +460,10 @@ impl Node {
 
     pub(crate) fn reader(&self) -> &StateReader {
         self.inner.store.reader()
+    }
+
+    pub(crate) fn reflector(&self) -> Arc<NodeReflector> {
+        self.inner.reflector.clone()
     }
 
     pub(crate) fn screener(&self) -> Option<&Screener> {

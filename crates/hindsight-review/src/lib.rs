@@ -59,6 +59,7 @@ mod judge;
 mod lexicon;
 mod neighbourhood;
 mod pair;
+pub mod reflect;
 mod resolve;
 mod rules;
 mod statement;
@@ -76,5 +77,9 @@ pub use hindsight_core::strategy::{
 pub use judge::{unjudged, Judge, Judgement, Relation};
 pub use neighbourhood::Neighbourhood;
 pub use pair::{is_reviewable, select_pairs, Pair, PairConfig, PairKey, PairSelection, PairStats};
+pub use reflect::{
+    Outcome, ReflectError, Reflection, Reflector, RulesReflector, TaskTrace, ToolCall,
+    MAX_REFLECTIONS,
+};
 pub use resolve::resolve;
 pub use rules::{RulesConfig, RulesJudge};

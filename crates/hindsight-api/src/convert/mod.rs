@@ -6,6 +6,7 @@ mod bank;
 mod memory;
 mod node;
 mod recall;
+pub(crate) mod reflect;
 mod write;
 
 use hindsight_core::{MemoryId, Timestamp, ValidationError};
