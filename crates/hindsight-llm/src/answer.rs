@@ -113,7 +113,7 @@ fn check_verdict(id: &str, fields: &Map<String, Value>) -> Result<Verdict, Strin
 /// Parses the answer as JSON. Servers without JSON mode often wrap the object in a Markdown
 /// fence or a sentence; the object inside is still taken, since the schema check that follows
 /// is what guards quality.
-fn parse_json(content: &str) -> Result<Value, String> {
+pub(crate) fn parse_json(content: &str) -> Result<Value, String> {
     let text = content.trim();
     let first_error = match serde_json::from_str(text) {
         Ok(value) => return Ok(value),

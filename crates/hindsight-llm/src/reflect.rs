@@ -33,6 +33,7 @@ use hindsight_review::reflect::{
     ReflectError, Reflection, Reflector, TaskTrace, ToolCall, MAX_REFLECTIONS,
 };
 
+use crate::answer::parse_json;
 use crate::usage::{count_prompt_tokens, count_tokens};
 use crate::{ChatClient, ChatError, ChatMessage, ChatRequest, TokenUsage};
 
@@ -442,28 +443,6 @@ fn check_memory(fields: &Map<String, Value>, trace: &TaskTrace) -> Result<Reflec
         }
     }
     Ok(reflection)
-}
-
-/// Parses the answer as JSON. Servers without JSON mode often wrap the object in a Markdown
-/// fence or a sentence; the object inside is still taken, since the schema check that follows
-/// is what guards quality.
-fn parse_json(content: &str) -> Result<Value, String> {
-    let text = content.trim();
-    let first_error = match serde_json::from_str(text) {
-        Ok(value) => return Ok(value),
-        Err(e) => e,
-    };
-    if let (Some(start), Some(end)) = (text.find('{'), text.rfind('}')) {
-        if start < end {
-            if let Ok(value) = serde_json::from_str(&text[start..=end]) {
-                return Ok(value);
-            }
-        }
-    }
-    let shown: String = text.chars().take(120).collect();
-    Err(format!(
-        "the answer is not JSON ({first_error}); it starts with {shown:?}"
-    ))
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 //! usage never passes a budget. What does not fit, and what the model could not answer, waits in
 //! the bank's review state for the next cycle.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hindsight_core::MemoryId;
@@ -64,7 +63,6 @@ pub struct LlmJudge {
     settings: LlmJudgeSection,
     /// Start of the node's budget interval and the tokens spent in it.
     window: Mutex<(Instant, u64)>,
-    spent_total: AtomicU64,
 }
 
 /// What judging one cycle's pairs produced.
@@ -88,7 +86,6 @@ impl LlmJudge {
             kind,
             settings: settings.clone(),
             window: Mutex::new((Instant::now(), 0)),
-            spent_total: AtomicU64::new(0),
         })
     }
 
@@ -111,22 +108,19 @@ impl LlmJudge {
 
     fn charge(&self, tokens: u64) {
         self.window.lock().1 += tokens;
-        self.spent_total.fetch_add(tokens, Ordering::Relaxed);
     }
 
     /// Judges `pairs` as far as the budgets allow. Blocking: call it off the async runtime.
     pub fn judge_within_budget(&self, pairs: Vec<Pair>) -> Judged {
         let bank_limit = self.settings.bank_budget_tokens;
         let mut budget = TokenBudget::new(bank_limit as usize, self.node_remaining() as usize);
-        let reply_allowance = self.settings.chat.max_output_tokens as usize
-            * match self.kind {
-                JudgeKind::Consensus => self.settings.judge.consensus_samples.max(1) as usize,
-                _ => 1,
-            };
-        let prompt_samples = match self.kind {
+        // A consensus judgement sends each prompt once per sample and gets as many answers.
+        let samples = match self.kind {
             JudgeKind::Consensus => self.settings.judge.consensus_samples.max(1) as usize,
             _ => 1,
         };
+        let reply_allowance = self.settings.chat.max_output_tokens as usize * samples;
+        let prompt_samples = samples;
         let plan = plan_batches(pairs, self.settings.batch_size, &mut budget, |batch| {
             let items = items_of(batch);
             self.judge.estimate_prompt_tokens(&items) as usize * prompt_samples + reply_allowance
