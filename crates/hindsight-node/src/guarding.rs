@@ -8,6 +8,10 @@ use hindsight_guard::Screener;
 /// memories `requires_confirmation`.
 pub const SENSITIVE: &str = "sensitive";
 
+/// Metadata key naming the trust tier of a memory from an untrusted source (web content); recall
+/// flags such a memory `uncorroborated` until another write restates it.
+pub const UNTRUSTED: &str = "untrusted_source";
+
 /// Screens `memory` before it is stored. Returns the quarantine reason when the write is held.
 ///
 /// `confidence_given`: the writer chose a confidence, which the trust tier must not override.
@@ -16,8 +20,13 @@ pub fn guard_memory(
     memory: &mut Memory,
     confidence_given: bool,
 ) -> Option<String> {
+    let trust = screener.trust(&memory.provenance);
+    if trust.untrusted {
+        memory
+            .metadata
+            .insert(UNTRUSTED.to_string(), trust.tier.as_str().to_string());
+    }
     if !confidence_given {
-        let trust = screener.trust(&memory.provenance);
         memory.confidence = trust.initial_confidence;
         if let Some(first) = memory.status_log.first_mut() {
             first.confidence = Some(trust.initial_confidence);
@@ -89,6 +98,7 @@ mod tests {
             "web content starts low: {}",
             memory.confidence
         );
+        assert_eq!(memory.metadata[UNTRUSTED], "external");
     }
 
     #[test]

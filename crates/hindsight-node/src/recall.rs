@@ -479,6 +479,12 @@ fn flags(candidate: &Candidate) -> Vec<String> {
     }
     if candidate.memory.support.count > 1 {
         flags.push(format!("support:{}", candidate.memory.support.count));
+    } else if candidate
+        .memory
+        .metadata
+        .contains_key(crate::guarding::UNTRUSTED)
+    {
+        flags.push("uncorroborated".to_string());
     }
     flags
 }

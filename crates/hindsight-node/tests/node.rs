@@ -882,6 +882,29 @@ mod guard {
         );
         let trace = node.trace(held.id).await.unwrap();
         assert!(matches!(trace.memory.status, Status::Quarantined { .. }));
+
+        let mut fetched = write("a/guard", "The conference venue opens its doors at 8 am.");
+        fetched.provenance = Provenance::from_source(SourceKind::Tool);
+        fetched.provenance.tool = Some("web-fetch".into());
+        let fetched = node.write(fetched).await.unwrap();
+        let hits = node
+            .recall(RecallRequest::new(
+                vec![bank("a/guard")],
+                "When does the conference venue open?",
+                3,
+            ))
+            .await
+            .unwrap()
+            .hits;
+        let hit = hits
+            .iter()
+            .find(|h| h.memory.id == fetched.id)
+            .expect("a plain web fact is recalled");
+        assert!(
+            hit.explain.flags.contains(&"uncorroborated".to_string()),
+            "{:?}",
+            hit.explain.flags
+        );
         node.shutdown().await;
     }
 }
