@@ -46,6 +46,15 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<()> {
                         c.pairs_considered, c.all_pairs, c.pairs_judged, c.judge
                     ),
                 ])
+                .row([
+                    "tokens",
+                    &if c.token_budget > 0 {
+                        format!("{} of {} budget", c.tokens_used, c.token_budget)
+                    } else {
+                        "0 (offline judge)".to_string()
+                    },
+                ])
+                .row(["deferred", &c.pairs_deferred.to_string()])
                 .row(["decisions", &decisions])
                 .row(["updated", &report.updated.len().to_string()])
                 .row(["rules_distilled", &report.created.len().to_string()])

@@ -101,8 +101,10 @@ impl ChatClient {
                 config.temperature
             )));
         }
+        // An empty variable name means a server that needs no key (a local llama.cpp, vLLM…).
         let api_key = match &config.api_key_env {
             None => None,
+            Some(var) if var.trim().is_empty() => None,
             Some(var) => match std::env::var(var) {
                 Ok(key) if !key.trim().is_empty() => Some(key.trim().to_string()),
                 _ => {

@@ -91,7 +91,14 @@ impl PairJudge {
         if pending.is_empty() {
             return 0;
         }
-        count_prompt_tokens(&judge_messages(&pending))
+        with_margin(count_prompt_tokens(&judge_messages(&pending)))
+    }
+
+    /// What one request for `items` may cost at most: its prompt (with the tokenizer margin)
+    /// and the longest answer allowed.
+    fn request_cost(&self, items: &[&JudgeItem]) -> u64 {
+        with_margin(count_prompt_tokens(&judge_messages(items)))
+            + u64::from(self.client.config().max_output_tokens)
     }
 
     /// Judges a batch of 1 to [`MAX_BATCH_ITEMS`] pairs with one prompt (plus re-asks).
@@ -99,7 +106,19 @@ impl PairJudge {
     /// `Err` only for a batch that cannot be sent (empty, too large, blank or repeated ids);
     /// every failure after that is reported per pair in [`JudgeOutcome::deferred`].
     pub fn judge(&self, items: &[JudgeItem]) -> Result<JudgeOutcome, ChatError> {
+        self.judge_within(items, u64::MAX)
+    }
+
+    /// Like [`judge`](Self::judge), spending at most `allowance` tokens: a request (the first
+    /// or a re-ask) is sent only while its prompt estimate plus the longest answer allowed
+    /// still fits, and the pairs left open are deferred.
+    pub fn judge_within(
+        &self,
+        items: &[JudgeItem],
+        allowance: u64,
+    ) -> Result<JudgeOutcome, ChatError> {
         check_batch(items)?;
+        let mut allowance = allowance;
         let model = self.client.model();
         let mut outcome = JudgeOutcome::default();
         let mut pending: Vec<&JudgeItem> = Vec::new();
@@ -117,7 +136,7 @@ impl PairJudge {
             }
         }
         if !pending.is_empty() {
-            let round = self.ask(&pending, None);
+            let round = self.ask(&pending, None, &mut allowance);
             self.remember(&pending, &round.verdicts);
             outcome.verdicts.extend(round.verdicts);
             outcome.deferred.extend(round.deferred);
@@ -138,7 +157,17 @@ impl PairJudge {
     /// least as many samples; the verdicts reached here, ties included, are cached for later
     /// plain and consensus calls alike.
     pub fn consensus(&self, items: &[JudgeItem]) -> Result<JudgeOutcome, ChatError> {
+        self.consensus_within(items, u64::MAX)
+    }
+
+    /// Like [`consensus`](Self::consensus), spending at most `allowance` tokens over all samples.
+    pub fn consensus_within(
+        &self,
+        items: &[JudgeItem],
+        allowance: u64,
+    ) -> Result<JudgeOutcome, ChatError> {
         check_batch(items)?;
+        let mut allowance = allowance;
         let samples = self.config.consensus_samples;
         let model = self.client.model();
         let mut outcome = JudgeOutcome::default();
@@ -167,7 +196,11 @@ impl PairJudge {
             if open.is_empty() {
                 break;
             }
-            let round = self.ask(&open, Some(self.config.consensus_temperature));
+            let round = self.ask(
+                &open,
+                Some(self.config.consensus_temperature),
+                &mut allowance,
+            );
             outcome.usage += round.usage;
             outcome.requests += round.requests;
             for verdict in round.verdicts {
@@ -231,7 +264,7 @@ impl PairJudge {
     }
 
     /// One judgement of `items`, re-asking for the pairs whose answer failed validation.
-    fn ask(&self, items: &[&JudgeItem], temperature: Option<f32>) -> Round {
+    fn ask(&self, items: &[&JudgeItem], temperature: Option<f32>, allowance: &mut u64) -> Round {
         let mut round = Round::default();
         let mut open: Vec<&JudgeItem> = items.to_vec();
         let mut why: HashMap<&str, String> = HashMap::new();
@@ -239,6 +272,26 @@ impl PairJudge {
         for attempt in 1..=attempts {
             if open.is_empty() {
                 break;
+            }
+            let cost = self.request_cost(&open);
+            if cost > *allowance {
+                tracing::warn!(
+                    attempt,
+                    cost,
+                    left = *allowance,
+                    "token budget spent; deferring pairs"
+                );
+                round.deferred.extend(open.iter().map(|item| Deferred {
+                    id: item.id.clone(),
+                    reason: format!(
+                        "the token budget left ({}) does not cover another request ({cost}){}",
+                        *allowance,
+                        why.get(item.id.as_str())
+                            .map(|w| format!("; last answer: {w}"))
+                            .unwrap_or_default()
+                    ),
+                }));
+                return round;
             }
             let request = ChatRequest {
                 messages: judge_messages(&open),
@@ -268,6 +321,7 @@ impl PairJudge {
                 }
             };
             round.usage += completion.usage;
+            *allowance = allowance.saturating_sub(completion.usage.total());
             let cut_off = if completion.hit_token_limit() {
                 " (the answer was cut off at max_output_tokens)"
             } else {
@@ -317,6 +371,15 @@ impl PairJudge {
         }));
         round
     }
+}
+
+/// Tokenizers differ between models (the prompt is counted with cl100k; a small model's own
+/// tokenizer was seen counting 15 % more), so budgets are planned with a 30 % margin and a
+/// recorded usage stays within them.
+pub const TOKENIZER_MARGIN: f64 = 1.3;
+
+fn with_margin(tokens: u64) -> u64 {
+    (tokens as f64 * TOKENIZER_MARGIN).ceil() as u64
 }
 
 /// Whether some (relation, side) already has more than half of `samples` votes, so further

@@ -94,7 +94,7 @@ pub use client::ChatClient;
 pub use config::ChatConfig;
 pub use error::ChatError;
 pub use item::{JudgeItem, Statement};
-pub use judge::{PairJudge, MAX_BATCH_ITEMS};
+pub use judge::{PairJudge, MAX_BATCH_ITEMS, TOKENIZER_MARGIN};
 pub use judge_config::JudgeConfig;
 pub use outcome::JudgeOutcome;
 pub use reflect::{LlmReflectConfig, LlmReflection, LlmReflector, MAX_MEMORY_CHARS};

@@ -223,13 +223,25 @@ impl Default for IndexSection {
     }
 }
 
+/// Tables an environment variable can reach, as `HINDSIGHT_<TABLE>_<KEY>` with the table's path
+/// joined by `_` (`HINDSIGHT_REVIEW_LLM_CHAT_BASE_URL` sets `[review.llm.chat] base_url`); the
+/// longest matching path wins.
 const SECTIONS: &[&str] = &[
     "node",
     "embedding",
     "store",
     "limits",
     "bank_defaults",
+    "bank_defaults.weights",
     "review",
+    "review.pairs",
+    "review.rules",
+    "review.strategies",
+    "review.llm",
+    "review.llm.chat",
+    "review.llm.judge",
+    "review.decay",
+    "review.distill",
     "guard",
     "reflect",
     "index",
@@ -258,18 +270,22 @@ impl NodeConfig {
             let rest = rest.to_ascii_lowercase();
             let Some(section) = SECTIONS
                 .iter()
-                .filter(|s| rest.starts_with(&format!("{s}_")))
+                .filter(|s| rest.starts_with(&format!("{}_", s.replace('.', "_"))))
                 .max_by_key(|s| s.len())
             else {
                 continue;
             };
             let field = &rest[section.len() + 1..];
-            let table = doc
-                .entry(section.to_string())
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            let toml::Value::Table(table) = table else {
-                return Err(NodeError::Config(format!("[{section}] must be a table")));
-            };
+            let mut table = &mut doc;
+            for part in section.split('.') {
+                let entry = table
+                    .entry(part.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                let toml::Value::Table(inner) = entry else {
+                    return Err(NodeError::Config(format!("[{section}] must be a table")));
+                };
+                table = inner;
+            }
             table.insert(field.to_string(), env_value(&value));
         }
         let config: NodeConfig = toml::Value::Table(doc)
@@ -365,9 +381,21 @@ mod tests {
                 "0.5".into(),
             ),
             ("HINDSIGHT_EMBEDDING_PROVIDER".into(), "hashing".into()),
+            (
+                "HINDSIGHT_REVIEW_LLM_CHAT_BASE_URL".into(),
+                "http://127.0.0.1:8080/v1".into(),
+            ),
+            (
+                "HINDSIGHT_REVIEW_LLM_BANK_BUDGET_TOKENS".into(),
+                "1500".into(),
+            ),
+            ("HINDSIGHT_REVIEW_INTERVAL_SECS".into(), "0".into()),
             ("UNRELATED".into(), "1".into()),
         ];
         let config = NodeConfig::load(Some(&path), env).unwrap();
+        assert_eq!(config.review.llm.chat.base_url, "http://127.0.0.1:8080/v1");
+        assert_eq!(config.review.llm.bank_budget_tokens, 1500);
+        assert_eq!(config.review.interval_secs, 0);
         assert_eq!(config.node.data_dir, PathBuf::from("/tmp/x"));
         assert_eq!(config.node.grpc_addr, "0.0.0.0:9000");
         assert_eq!(config.bank_defaults.dedup_threshold, 0.9);

@@ -130,11 +130,18 @@ impl LlmJudge {
         let mut judgements = vec![];
         let mut used = 0u64;
         let name = self.name();
-        for batch in &plan.batches {
+        // Each batch may spend what the plan reserved for it plus whatever earlier batches left
+        // unspent, but never what later batches reserved: re-asks after bad answers come out of
+        // the same budget and can only defer pairs, never overdraw.
+        let limit = budget.limit() as u64;
+        let reserved: Vec<u64> = plan.batch_costs.iter().map(|c| *c as u64).collect();
+        for (i, batch) in plan.batches.iter().enumerate() {
             let items = items_of(batch);
+            let later: u64 = reserved[i + 1..].iter().sum();
+            let allowance = limit.saturating_sub(used).saturating_sub(later);
             let outcome = match self.kind {
-                JudgeKind::Consensus => self.judge.consensus(&items),
-                _ => self.judge.judge(&items),
+                JudgeKind::Consensus => self.judge.consensus_within(&items, allowance),
+                _ => self.judge.judge_within(&items, allowance),
             };
             match outcome {
                 Ok(outcome) => {
@@ -143,10 +150,17 @@ impl LlmJudge {
                         let Some(pair) = pair_of(batch, &verdict.id) else {
                             continue;
                         };
+                        let (relation, overruled) =
+                            checked_relation(pair, verdict.relation, verdict.newer_or_fact);
+                        let mut reason = readable_reason(&verdict.reason, &relation);
+                        if let Some(why) = overruled {
+                            tracing::warn!(pair = %pair.key(), %why, "model verdict overruled");
+                            reason = format!("{why}; left for a person (model said: {reason})");
+                        }
                         judgements.push(Judgement {
                             pair: pair.key(),
-                            relation: relation_of(pair, verdict.relation, verdict.newer_or_fact),
-                            reason: verdict.reason.clone(),
+                            relation,
+                            reason,
                             judge: name.clone(),
                         });
                     }
@@ -208,6 +222,53 @@ fn pair_of<'a>(batch: &'a [Pair], id: &str) -> Option<&'a Pair> {
     batch.get(index)
 }
 
+/// The model's verdict as a relation, checked against what the records say for sure: only an
+/// agent's inference can be refuted, and only by another source; an update cannot name the
+/// older statement as the current one. A verdict that breaks either becomes `undecidable`, for
+/// a person: a small model's mistake must not falsify what the user said. Returns the relation
+/// and, when the verdict was overruled, why.
+fn checked_relation(
+    pair: &Pair,
+    relation: hindsight_llm::Relation,
+    side: Option<Side>,
+) -> (Relation, Option<String>) {
+    let (chosen, other) = match side {
+        Some(Side::B) => (&pair.b, &pair.a),
+        _ => (&pair.a, &pair.b),
+    };
+    let inferred = |m: &hindsight_core::Memory| {
+        matches!(
+            m.provenance.source,
+            hindsight_core::SourceKind::Agent | hindsight_core::SourceKind::Reflection
+        )
+    };
+    let overruled = match relation {
+        hindsight_llm::Relation::InferenceRefuted if !inferred(other) || inferred(chosen) => {
+            Some(format!(
+                "the model called a statement from the {} an inference refuted by the {}",
+                other.provenance.source, chosen.provenance.source
+            ))
+        }
+        hindsight_llm::Relation::Update if chosen.occurred_at < other.occurred_at => {
+            Some("the model named the older statement as the current one".to_string())
+        }
+        _ => None,
+    };
+    match overruled {
+        Some(why) => (Relation::Undecidable, Some(why)),
+        None => (relation_of(pair, relation, side), None),
+    }
+}
+
+/// A reason a person can read: the model's, unless it said nothing in words.
+fn readable_reason(reason: &str, relation: &Relation) -> String {
+    if reason.chars().any(char::is_alphabetic) {
+        reason.to_string()
+    } else {
+        format!("the model judged {relation:?} without giving a reason")
+    }
+}
+
 fn relation_of(pair: &Pair, relation: hindsight_llm::Relation, side: Option<Side>) -> Relation {
     let (chosen, other) = match side {
         Some(Side::B) => (pair.b.id, pair.a.id),
@@ -226,5 +287,58 @@ fn relation_of(pair: &Pair, relation: hindsight_llm::Relation, side: Option<Side
         hindsight_llm::Relation::SourceConflict => Relation::SourceConflict,
         hindsight_llm::Relation::Undecidable => Relation::Undecidable,
         hindsight_llm::Relation::Unrelated => Relation::Unrelated,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use hindsight_core::{Memory, MemoryId, Provenance, SourceKind, Timestamp};
+
+    use super::*;
+
+    fn stated(id: u128, source: SourceKind, at: i64) -> Arc<Memory> {
+        Arc::new(Memory::new(
+            MemoryId(id),
+            "t/bank".parse().unwrap(),
+            format!("statement {id}"),
+            Provenance::from_source(source),
+            Timestamp(at),
+        ))
+    }
+
+    #[test]
+    fn a_model_verdict_against_the_provenance_or_the_clock_goes_to_a_person() {
+        let user = stated(1, SourceKind::User, 2_000);
+        let agent = stated(2, SourceKind::Agent, 1_000);
+        let pair = Pair::new(user.clone(), agent.clone(), Some(0.8));
+        // The user's statement refutes the agent's guess: kept.
+        let (relation, overruled) = checked_relation(
+            &pair,
+            hindsight_llm::Relation::InferenceRefuted,
+            Some(Side::A),
+        );
+        assert_eq!(
+            relation,
+            Relation::InferenceRefuted {
+                fact: MemoryId(1),
+                inference: MemoryId(2)
+            }
+        );
+        assert!(overruled.is_none());
+        // The guess "refuting" the user: overruled.
+        let (relation, overruled) = checked_relation(
+            &pair,
+            hindsight_llm::Relation::InferenceRefuted,
+            Some(Side::B),
+        );
+        assert_eq!(relation, Relation::Undecidable);
+        assert!(overruled.unwrap().contains("inference"));
+        // An update that names the older statement as current: overruled.
+        let (relation, _) = checked_relation(&pair, hindsight_llm::Relation::Update, Some(Side::B));
+        assert_eq!(relation, Relation::Undecidable);
+        assert!(readable_reason("4.0", &relation).contains("without giving a reason"));
+        assert_eq!(readable_reason("newer value", &relation), "newer value");
     }
 }

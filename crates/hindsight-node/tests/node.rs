@@ -470,6 +470,12 @@ mod review_budget {
     /// An OpenAI-compatible endpoint that calls every pair it is asked about unrelated and reports
     /// no usage, so the client counts the tokens itself.
     fn scripted_model() -> (String, Arc<AtomicUsize>) {
+        scripted(false)
+    }
+
+    /// With `malformed`, every answer echoes a pair instead of giving verdicts, as a small
+    /// model does, so every batch is asked again until the client gives up.
+    fn scripted(malformed: bool) -> (String, Arc<AtomicUsize>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(AtomicUsize::new(0));
@@ -506,7 +512,12 @@ mod review_budget {
                             "newer_or_fact": null, "reason": "different drinks"})
                     })
                     .collect();
-                let answer = serde_json::json!({"verdicts": verdicts}).to_string();
+                let answer = if malformed {
+                    serde_json::json!({"a": {"text": "I drink tea", "time": "2024-01-01"}})
+                        .to_string()
+                } else {
+                    serde_json::json!({"verdicts": verdicts}).to_string()
+                };
                 let reply = serde_json::json!({
                     "choices": [{"index": 0, "finish_reason": "stop",
                         "message": {"role": "assistant", "content": answer}}]
@@ -522,6 +533,52 @@ mod review_budget {
             }
         });
         (format!("http://{addr}/v1"), requests)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn re_asks_after_bad_answers_stay_within_the_budget_and_lose_no_pair() {
+        let (url, requests) = scripted(true);
+        let budget = 2_500;
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(dir.path());
+        config.review.judge = JudgeKind::Llm;
+        config.review.llm.chat.base_url = url;
+        config.review.llm.chat.api_key_env = None;
+        config.review.llm.chat.max_output_tokens = 200;
+        config.review.llm.chat.max_retries = 3;
+        config.review.llm.bank_budget_tokens = budget;
+        let node = Node::start(config).await.unwrap();
+        for (i, drink) in [
+            "a flat white",
+            "an espresso",
+            "a cortado",
+            "a latte",
+            "a mocha",
+            "a lungo",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let mut request = write("a/bad", &format!("My usual coffee is {drink}."));
+            request.occurred_at = Some(ts(&format!("2026-03-{:02}T09:00:00Z", i + 1)));
+            node.write(request).await.unwrap();
+        }
+        for cycle in 0..2 {
+            let report = node.review(bank("a/bad"), None).await.unwrap().cycle;
+            assert!(
+                report.tokens_used <= budget,
+                "cycle {cycle} spent {} of {budget}",
+                report.tokens_used
+            );
+            assert!(report.tokens_used > 0);
+            assert_eq!(report.pairs_judged, 0);
+            assert_eq!(
+                report.pairs_deferred, report.pairs_considered,
+                "every pair without a verdict waits for the next cycle"
+            );
+        }
+        assert!(requests.load(Ordering::SeqCst) >= 2);
+        node.shutdown().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -89,6 +89,8 @@ pub struct BatchPlan {
     pub deferred: Vec<Pair>,
     /// Tokens spent from the budget for the batches.
     pub tokens: usize,
+    /// What each batch reserved, in the order of `batches`.
+    pub batch_costs: Vec<usize>,
 }
 
 /// Splits `pairs` into batches of `batch_size` (clamped to [`BATCH_SIZES`]) and spends the
@@ -121,6 +123,7 @@ where
         let spent = budget.try_spend(tokens);
         debug_assert!(spent, "a batch is planned only when it fits");
         plan.tokens += tokens;
+        plan.batch_costs.push(tokens);
         plan.batches.push(rest[..n].to_vec());
         rest = &rest[n..];
     }
