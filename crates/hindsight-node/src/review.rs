@@ -24,6 +24,7 @@ use crate::judging::{judge_with_rules, LlmJudge};
 use crate::node::Node;
 use crate::types::ReviewReport;
 use crate::{maintenance, writer};
+use hindsight_review::is_inferred;
 
 /// Decay counts days of disuse, not cycles: a bank reviewed every five minutes must not lose
 /// 0.02 of confidence every five minutes.
@@ -202,36 +203,57 @@ async fn user_voices(
     let loose = settings.pairs.inference_similarity / 2.0;
     let limit = settings.pairs.neighbours_per_memory;
     let texts: Vec<(MemoryId, String)> = view.with_records(|records| {
+        let inferences = reviewable_inferences(records);
+        if inferences.is_empty() {
+            return vec![];
+        }
         let vectors = view.index.vectors();
-        let inference = |id: u128| {
+        let inference_vectors: Vec<(&Arc<Memory>, Vec<f32>)> =
+            if inferences.len() <= DIRECT_SCAN_LIMIT {
+                inferences
+                    .iter()
+                    .filter_map(|m| Some((m, vectors.get(m.id.0)?)))
+                    .collect()
+            } else {
+                vec![]
+            };
+        let is_inference = |id: u128| {
             records
                 .get(&MemoryId(id))
                 .is_some_and(|m| is_inferred(m) && hindsight_review::is_reviewable(m))
         };
         let mut wanted: BTreeMap<MemoryId, String> = BTreeMap::new();
+        let mut voice = |m: &Memory| {
+            if let Some(text) = hindsight_text::in_user_voice(&m.content) {
+                wanted.insert(m.id, text);
+            }
+        };
         for m in records.values().filter(|m| m.updated_index > watermark) {
             if !hindsight_review::is_reviewable(m) {
                 continue;
             }
             if is_inferred(m) {
-                if let Some(text) = hindsight_text::in_user_voice(&m.content) {
-                    wanted.insert(m.id, text);
-                }
+                voice(m);
                 continue;
             }
             let Some(vector) = vectors.get(m.id.0) else {
                 continue;
             };
-            for (id, similarity) in vectors
-                .search(&vector, limit, &inference)
-                .unwrap_or_default()
-            {
-                if similarity < loose {
-                    continue;
+            if inference_vectors.is_empty() {
+                for (id, similarity) in vectors
+                    .search(&vector, limit, &is_inference)
+                    .unwrap_or_default()
+                {
+                    if similarity >= loose {
+                        if let Some(other) = records.get(&MemoryId(id)) {
+                            voice(other);
+                        }
+                    }
                 }
-                if let Some(other) = records.get(&MemoryId(id)) {
-                    if let Some(text) = hindsight_text::in_user_voice(&other.content) {
-                        wanted.insert(other.id, text);
+            } else {
+                for (other, v) in &inference_vectors {
+                    if writer::dot(&vector, v) >= loose {
+                        voice(other);
                     }
                 }
             }
@@ -246,11 +268,14 @@ async fn user_voices(
     Ok(ids.into_iter().zip(vectors).collect())
 }
 
-fn is_inferred(m: &Memory) -> bool {
-    matches!(
-        m.provenance.source,
-        hindsight_core::SourceKind::Agent | hindsight_core::SourceKind::Reflection
-    )
+fn reviewable_inferences(records: &HashMap<MemoryId, Arc<Memory>>) -> Vec<Arc<Memory>> {
+    let mut out: Vec<Arc<Memory>> = records
+        .values()
+        .filter(|m| is_inferred(m) && hindsight_review::is_reviewable(m))
+        .cloned()
+        .collect();
+    out.sort_by_key(|m| m.id);
+    out
 }
 
 fn plan_cycle(
@@ -464,7 +489,13 @@ struct ViewNeighbourhood<'a> {
     by_slot: HashMap<String, Vec<Arc<Memory>>>,
     /// Inferences' vectors in the user's voice (see [`user_voices`]).
     voices: HashMap<MemoryId, Vec<f32>>,
+    /// The bank's reviewable inferences, usually few.
+    inferences: Vec<Arc<Memory>>,
 }
+
+/// Up to this many inferences in a bank, a statement is compared with each of them directly;
+/// beyond it, a filtered index search is cheaper.
+const DIRECT_SCAN_LIMIT: usize = 2_000;
 
 impl<'a> ViewNeighbourhood<'a> {
     fn new(
@@ -484,11 +515,13 @@ impl<'a> ViewNeighbourhood<'a> {
         for group in by_slot.values_mut() {
             group.sort_by_key(|m| m.id);
         }
+        let inferences = reviewable_inferences(records);
         ViewNeighbourhood {
             view,
             records,
             by_slot,
             voices,
+            inferences,
         }
     }
 }
@@ -519,31 +552,39 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
             .collect()
     }
 
-    fn similar_where(
+    fn similar_across(
         &self,
         memory: &Memory,
         min_similarity: f32,
         limit: usize,
-        keep: &dyn Fn(&Memory) -> bool,
     ) -> Vec<(Arc<Memory>, f32)> {
         let vectors = self.view.index.vectors();
         let Some(vector) = vectors.get(memory.id.0) else {
             return vec![];
         };
-        let wanted = |id: u128| {
-            id != memory.id.0
-                && self
-                    .records
-                    .get(&MemoryId(id))
-                    .is_some_and(|m| hindsight_review::is_reviewable(m) && keep(m))
-        };
         let own_voice = self.voices.get(&memory.id);
         let mut found: HashMap<u128, f32> = HashMap::new();
-        let searches = std::iter::once(&vector).chain(own_voice);
-        for query in searches {
-            for (id, sim) in vectors.search(query, limit, &wanted).unwrap_or_default() {
-                let entry = found.entry(id).or_insert(sim);
-                *entry = entry.max(sim);
+        if is_inferred(memory) || self.inferences.len() > DIRECT_SCAN_LIMIT {
+            // The other side is large: a filtered search passes most of the index.
+            let other_side = !is_inferred(memory);
+            let wanted = |id: u128| {
+                id != memory.id.0
+                    && self.records.get(&MemoryId(id)).is_some_and(|m| {
+                        hindsight_review::is_reviewable(m) && is_inferred(m) == other_side
+                    })
+            };
+            for query in std::iter::once(&vector).chain(own_voice) {
+                for (id, sim) in vectors.search(query, limit, &wanted).unwrap_or_default() {
+                    let entry = found.entry(id).or_insert(sim);
+                    *entry = entry.max(sim);
+                }
+            }
+        } else {
+            // A statement against the bank's few inferences: compare with each directly.
+            for other in &self.inferences {
+                if let Some(v) = vectors.get(other.id.0) {
+                    found.insert(other.id.0, writer::dot(&vector, &v));
+                }
             }
         }
         // A candidate with a voice of its own is compared in that voice too.

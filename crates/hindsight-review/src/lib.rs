@@ -75,7 +75,7 @@ pub use hindsight_core::strategy::{
     TemporalStrategy, UndecidableStrategy,
 };
 pub use judge::{unjudged, Judge, Judgement, Relation};
-pub use neighbourhood::Neighbourhood;
+pub use neighbourhood::{is_inferred, Neighbourhood};
 pub use pair::{is_reviewable, select_pairs, Pair, PairConfig, PairKey, PairSelection, PairStats};
 pub use reflect::{
     Outcome, ReflectError, Reflection, Reflector, RulesReflector, TaskTrace, ToolCall,

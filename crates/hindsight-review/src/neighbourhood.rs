@@ -2,7 +2,16 @@
 
 use std::sync::Arc;
 
-use hindsight_core::Memory;
+use hindsight_core::{Memory, SourceKind};
+
+/// Whether a memory is the agent's own inference (or a reflection over its work) rather than
+/// something a user or a tool stated.
+pub fn is_inferred(memory: &Memory) -> bool {
+    matches!(
+        memory.provenance.source,
+        SourceKind::Agent | SourceKind::Reflection
+    )
+}
 
 /// The bank's indexes as the review sees them. The caller answers from its vector and slot
 /// indexes; tests answer from a table. Answers may include the memory itself and memories the
@@ -18,19 +27,21 @@ pub trait Neighbourhood {
         limit: usize,
     ) -> Vec<(Arc<Memory>, f32)>;
 
-    /// Like [`Neighbourhood::similar`], among the memories `keep` accepts only. An index that
-    /// can filter while it searches should: a rare kind of memory (an agent's inference among
-    /// hundreds of events) is easily crowded out of a plain nearest-neighbour list.
-    fn similar_where(
+    /// Like [`Neighbourhood::similar`], among the memories on the other side of the line
+    /// between an agent's inferences and everyone else's statements only: for an inference, the
+    /// statements that could refute it; for a statement, the inferences it could refute. An
+    /// implementation should search that side directly, since a rare kind of memory (a few
+    /// inferences among thousands of events) is easily crowded out of a plain neighbour list.
+    fn similar_across(
         &self,
         memory: &Memory,
         min_similarity: f32,
         limit: usize,
-        keep: &dyn Fn(&Memory) -> bool,
     ) -> Vec<(Arc<Memory>, f32)> {
+        let other_side = !is_inferred(memory);
         self.similar(memory, min_similarity, usize::MAX)
             .into_iter()
-            .filter(|(m, _)| keep(m))
+            .filter(|(m, _)| is_inferred(m) == other_side)
             .take(limit)
             .collect()
     }

@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
-use hindsight_core::{Kind, Memory, MemoryId, SourceKind, Status};
+use hindsight_core::{Kind, Memory, MemoryId, Status};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::Neighbourhood;
+use crate::neighbourhood::{is_inferred, Neighbourhood};
 
 /// Thresholds for candidate selection (ARCHITECTURE §6.1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -222,12 +222,10 @@ pub fn select_pairs(
         );
         // An inference and the statements that could refute it are looked for among each
         // other only, so that neither is crowded out by closer memories of the other kind.
-        let opposite = !is_inferred(memory);
-        let across = neighbourhood.similar_where(
+        let across = neighbourhood.similar_across(
             memory,
             config.inference_similarity,
             config.neighbours_per_memory,
-            &|m: &Memory| is_inferred(m) == opposite,
         );
         for (other, similarity) in similar.into_iter().chain(across) {
             if !is_partner(memory, &other) {
@@ -281,13 +279,6 @@ fn shares_slot(a: &Memory, b: &Memory) -> bool {
 }
 
 /// One of the two is the agent's own inference and the other is not.
-fn is_inferred(m: &Memory) -> bool {
-    matches!(
-        m.provenance.source,
-        SourceKind::Agent | SourceKind::Reflection
-    )
-}
-
 fn one_is_inferred(a: &Memory, b: &Memory) -> bool {
     is_inferred(a) != is_inferred(b)
 }
@@ -300,6 +291,7 @@ fn same_content(a: &Memory, b: &Memory) -> bool {
 mod tests {
     use super::*;
     use crate::testing::{memory, MemoryExt, Table};
+    use hindsight_core::SourceKind;
 
     fn partners(selection: &PairSelection, of: u128) -> Vec<u128> {
         selection
