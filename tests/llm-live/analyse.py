@@ -28,7 +28,11 @@ Exit status 1 when an invariant is broken.
 import argparse
 import json
 import re
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from proxy import listed_pairs  # noqa: E402
 
 RELATIONS = {
     "duplicate",
@@ -66,19 +70,7 @@ def parse_json_like_the_judge(text):
 def asked_pairs(record):
     """The pairs a request asked about: {id: pair line as dict}."""
     messages = (record.get("request") or {}).get("messages") or []
-    user = next((m.get("content", "") for m in messages if m.get("role") == "user"), "")
-    pairs = {}
-    for line in user.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            item = json.loads(line)
-        except Exception:
-            continue
-        if isinstance(item, dict) and "id" in item and "a" in item and "b" in item:
-            pairs[item["id"]] = item
-    return pairs
+    return {item["id"]: item for item in listed_pairs(messages)}
 
 
 def check_answer(record, asked):

@@ -40,10 +40,10 @@ RELATIONS = [
 ]
 
 
-def pair_ids(messages):
-    """The ids of the pairs listed in the user message, in order."""
+def listed_pairs(messages):
+    """The pair lines listed in the user message, in order, as dicts."""
     user = next((m.get("content", "") for m in messages or [] if m.get("role") == "user"), "")
-    ids = []
+    pairs = []
     for line in user.splitlines():
         line = line.strip()
         if not line.startswith("{"):
@@ -53,8 +53,13 @@ def pair_ids(messages):
         except Exception:
             continue
         if isinstance(item, dict) and isinstance(item.get("id"), str) and "a" in item and "b" in item:
-            ids.append(item["id"])
-    return ids
+            pairs.append(item)
+    return pairs
+
+
+def pair_ids(messages):
+    """The ids of the pairs listed in the user message, in order."""
+    return [item["id"] for item in listed_pairs(messages)]
 
 
 def verdict_schema(ids):
