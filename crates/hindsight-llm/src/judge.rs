@@ -10,8 +10,8 @@ use crate::consensus::combine;
 use crate::prompt::judge_messages;
 use crate::usage::count_prompt_tokens;
 use crate::{
-    ChatClient, ChatError, ChatRequest, Deferred, JudgeConfig, JudgeItem, JudgeOutcome, TokenUsage,
-    Verdict,
+    ChatClient, ChatError, ChatMessage, ChatRequest, Deferred, JudgeConfig, JudgeItem,
+    JudgeOutcome, TokenUsage, Verdict,
 };
 
 /// Most pairs in one prompt. Beyond this small models lose track of ids and one bad answer
@@ -94,10 +94,10 @@ impl PairJudge {
         with_margin(count_prompt_tokens(&judge_messages(&pending)))
     }
 
-    /// What one request for `items` may cost at most: its prompt (with the tokenizer margin)
-    /// and the longest answer allowed.
-    fn request_cost(&self, items: &[&JudgeItem]) -> u64 {
-        with_margin(count_prompt_tokens(&judge_messages(items)))
+    /// What one request may cost at most: its prompt (with the tokenizer margin) and the
+    /// longest answer allowed.
+    fn request_cost(&self, messages: &[ChatMessage]) -> u64 {
+        with_margin(count_prompt_tokens(messages))
             + u64::from(self.client.config().max_output_tokens)
     }
 
@@ -273,7 +273,17 @@ impl PairJudge {
             if open.is_empty() {
                 break;
             }
-            let cost = self.request_cost(&open);
+            let mut messages = judge_messages(&open);
+            // Asked again, a deterministic model would repeat itself; tell it what was wrong.
+            if let Some(problem) = open.iter().find_map(|item| why.get(item.id.as_str())) {
+                if let Some(last) = messages.last_mut() {
+                    last.content.push_str(&format!(
+                        "\nYour previous answer could not be used: {problem}. Answer again with \
+                         one JSON object {{\"verdicts\": [...]}} as the system message describes."
+                    ));
+                }
+            }
+            let cost = self.request_cost(&messages);
             if cost > *allowance {
                 tracing::warn!(
                     attempt,
@@ -294,7 +304,7 @@ impl PairJudge {
                 return round;
             }
             let request = ChatRequest {
-                messages: judge_messages(&open),
+                messages,
                 temperature,
                 json_object: true,
             };
