@@ -396,7 +396,9 @@ fn malformed_answers_are_asked_for_again() {
     assert!(requests.iter().all(|r| r.pair_ids() == ["p1", "p2"]));
     assert!(!requests[0].user_prompt().contains("previous answer"));
     assert!(
-        requests[2].user_prompt().contains("previous answer could not be used"),
+        requests[2]
+            .user_prompt()
+            .contains("previous answer could not be used"),
         "a re-ask says what was wrong, so a deterministic model does not repeat itself"
     );
 }
