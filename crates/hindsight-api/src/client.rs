@@ -1,13 +1,14 @@
 use std::error::Error as _;
 use std::time::Duration;
 
+use hindsight_core::retrieval::{RecallId, RetrievalQuery};
 use hindsight_core::review::Conflict;
 use hindsight_core::{
-    BankConfig, BankName, Memory, MemoryId, RecallRequest, RecallResponse, Timestamp,
-    ValidationError, WriteOutcome, WriteRequest,
+    BankConfig, BankName, FeedbackOutcome, Memory, MemoryId, RecallRequest, RecallResponse,
+    RetrievalRecord, Timestamp, ValidationError, WriteOutcome, WriteRequest,
 };
 use hindsight_node::reflecting::ReflectReport;
-use hindsight_node::{BankInfo, BankPatch, ReviewReport, Trace};
+use hindsight_node::{BankInfo, BankPatch, FeedbackReport, ReviewReport, Trace};
 use hindsight_review::reflect::TaskTrace;
 use tonic::transport::{Channel, Endpoint};
 
@@ -150,6 +151,38 @@ impl HindsightClient {
             .iter()
             .map(|id| id.parse().map_err(ClientError::Malformed))
             .collect()
+    }
+
+    /// Feedback on a memory that recall `recall` returned.
+    pub async fn feedback(
+        &self,
+        recall: RecallId,
+        memory: MemoryId,
+        outcome: FeedbackOutcome,
+    ) -> Result<FeedbackReport, ClientError> {
+        let request = pb::FeedbackRequest {
+            recall_id: recall.to_string(),
+            memory_id: memory.to_string(),
+            outcome: outcome.as_str().to_string(),
+        };
+        read(self.answer(self.memory.clone().feedback(request).await)?)
+    }
+
+    /// Logged recalls matching `query`, newest first.
+    pub async fn recalls(
+        &self,
+        query: &RetrievalQuery,
+    ) -> Result<Vec<RetrievalRecord>, ClientError> {
+        let request = pb::ListRecallsRequest::from(query);
+        let response = self.answer(self.memory.clone().list_recalls(request).await)?;
+        read_all(response.recalls)
+    }
+
+    pub async fn recall_record(&self, recall: RecallId) -> Result<RetrievalRecord, ClientError> {
+        let request = pb::GetRecallRequest {
+            recall_id: recall.to_string(),
+        };
+        read(self.answer(self.memory.clone().get_recall(request).await)?)
     }
 
     pub async fn review(

@@ -1,8 +1,10 @@
-use hindsight_core::{BankName, MemoryId, RecallRequest, WriteRequest};
+use hindsight_core::retrieval::RetrievalQuery;
+use hindsight_core::{BankName, FeedbackOutcome, MemoryId, RecallRequest, WriteRequest};
 use hindsight_node::Node;
 use tonic::{Request, Response, Status};
 
 use crate::convert::opt_time;
+use crate::convert::retrieval::recall_id;
 use crate::pb;
 use crate::pb::memory_service_server::MemoryService;
 use crate::status::{from_node, invalid, parse};
@@ -161,5 +163,41 @@ impl MemoryService for MemoryApi {
             conflict: Some(pb::Conflict::from(&conflict)),
             changed: changed.iter().map(|id| id.to_string()).collect(),
         }))
+    }
+
+    async fn feedback(
+        &self,
+        request: Request<pb::FeedbackRequest>,
+    ) -> Result<Response<pb::FeedbackResponse>, Status> {
+        let request = request.into_inner();
+        let recall = recall_id(&request.recall_id).map_err(invalid)?;
+        let memory: MemoryId = request.memory_id.parse().map_err(invalid)?;
+        let outcome: FeedbackOutcome = request.outcome.parse().map_err(invalid)?;
+        let report = self
+            .node
+            .feedback(recall, memory, outcome)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new((&report).into()))
+    }
+
+    async fn list_recalls(
+        &self,
+        request: Request<pb::ListRecallsRequest>,
+    ) -> Result<Response<pb::ListRecallsResponse>, Status> {
+        let query: RetrievalQuery = parse(request.into_inner())?;
+        let recalls = self.node.recalls(&query).map_err(from_node)?;
+        Ok(Response::new(pb::ListRecallsResponse {
+            recalls: recalls.iter().map(pb::LoggedRecall::from).collect(),
+        }))
+    }
+
+    async fn get_recall(
+        &self,
+        request: Request<pb::GetRecallRequest>,
+    ) -> Result<Response<pb::LoggedRecall>, Status> {
+        let recall = recall_id(&request.into_inner().recall_id).map_err(invalid)?;
+        let record = self.node.recall_record(recall).map_err(from_node)?;
+        Ok(Response::new((&record).into()))
     }
 }

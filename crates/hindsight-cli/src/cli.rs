@@ -45,6 +45,11 @@ pub enum Command {
     Bank(BankCommand),
     /// Show the node's state.
     Status(StatusArgs),
+    /// Say what became of a memory a recall returned: used, helpful, wrong or harmful.
+    Feedback(FeedbackArgs),
+    /// The retrieval log: what was recalled, by whom, what came back and why.
+    #[command(subcommand)]
+    Log(LogCommand),
     /// Replay a lifecycle benchmark and score the results.
     Eval(EvalArgs),
     /// Measure write and recall throughput and latency.
@@ -172,8 +177,89 @@ pub struct RecallArgs {
     /// Override the banks' minimum confidence.
     #[arg(long)]
     pub min_confidence: Option<f32>,
+    /// What the memories are for: facts, how_to, past_cases, preferences or any.
+    #[arg(long)]
+    pub intent: Option<String>,
+    /// Who is asking, e.g. "support agent"; memories written for that role count more.
+    #[arg(long)]
+    pub role: Option<String>,
+    /// The case at hand as KEY=VALUE (user_id=42, task_type=refund); repeat for several.
+    #[arg(long = "context", value_name = "KEY=VALUE")]
+    pub context: Vec<String>,
     #[command(flatten)]
     pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct FeedbackArgs {
+    /// The recall id a recall printed.
+    pub recall_id: String,
+    /// The memory id among that recall's results.
+    pub memory_id: String,
+    /// used, helpful, wrong or harmful.
+    pub outcome: String,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LogCommand {
+    /// Logged recalls, newest first.
+    List(LogListArgs),
+    /// One recall with its results, their explanations and the feedback given.
+    Show(LogShowArgs),
+    /// Logged recalls as JSON lines, one per recall, for offline analysis.
+    Export(LogExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LogFilterArgs {
+    /// Only recalls over this bank.
+    #[arg(long)]
+    pub bank: Option<String>,
+    /// Only recalls whose query contains this text.
+    #[arg(long)]
+    pub query: Option<String>,
+    /// Only recalls made at or after this time: RFC 3339, or `yesterday`, `today`, `24h`, `7d`.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only recalls made before this time (same forms as --since).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// At most this many recalls (default: 50; up to 1000).
+    #[arg(long)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogListArgs {
+    #[command(flatten)]
+    pub filter: LogFilterArgs,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct LogShowArgs {
+    pub recall_id: String,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct LogExportArgs {
+    #[command(flatten)]
+    pub filter: LogFilterArgs,
+    /// Write here instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[arg(
+        long,
+        env = "HINDSIGHT_SERVER",
+        default_value = "127.0.0.1:7400",
+        value_name = "HOST:PORT"
+    )]
+    pub server: String,
 }
 
 #[derive(Debug, Args)]

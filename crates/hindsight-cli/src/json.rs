@@ -6,10 +6,11 @@ use hindsight_core::history::HistoryEntry;
 use hindsight_core::recall::{Explain, RecallHit};
 use hindsight_core::review::Conflict;
 use hindsight_core::{
-    BankConfig, Disposition, Memory, MemoryId, RecallResponse, Status, Timestamp, WriteOutcome,
+    BankConfig, Disposition, Memory, MemoryId, RecallResponse, RetrievalRecord, Status, Timestamp,
+    WriteOutcome,
 };
 use hindsight_node::conflicts::outcome_name;
-use hindsight_node::{BankInfo, ReviewReport, Trace};
+use hindsight_node::{BankInfo, FeedbackReport, ReviewReport, Trace};
 use serde_json::{json, Map, Value};
 
 pub fn num(x: f32) -> Value {
@@ -52,6 +53,18 @@ pub fn write(o: &WriteOutcome) -> Value {
         }
         Disposition::Quarantined { reason } => {
             out.insert("quarantine_reason".into(), reason.clone().into());
+        }
+        Disposition::RejectedLowImportance { scores } => {
+            out.insert(
+                "importance".into(),
+                json!({
+                    "reuse": num(scores.reuse),
+                    "impact": num(scores.impact),
+                    "stability": num(scores.stability),
+                    "uniqueness": num(scores.uniqueness),
+                    "total": num(scores.total),
+                }),
+            );
         }
     }
     Value::Object(out)
@@ -159,6 +172,59 @@ fn explain(e: &Explain) -> Value {
         "status": e.status,
         "flags": e.flags,
         "collapsed": e.collapsed,
+        "adjustments": e.adjustments,
+    })
+}
+
+/// A logged recall, for `hindsight log` and its export: one self-contained object per recall,
+/// with the results' content as returned, so that it can be labelled offline.
+pub fn retrieval(r: &RetrievalRecord) -> Value {
+    let q = &r.request;
+    json!({
+        "recall_id": r.id.to_string(),
+        "at": time(r.at),
+        "principal": r.principal,
+        "banks": q.banks.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "query": q.query,
+        "options": {
+            "top_k": q.top_k,
+            "max_tokens": q.max_tokens,
+            "as_of": q.as_of.map(time),
+            "intent": q.intent.as_str(),
+            "agent_role": q.agent_role,
+            "context": q.context,
+            "kinds": q.filters.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+            "tags": q.filters.tags,
+            "min_confidence": q.filters.min_confidence.map(num),
+            "include_history": q.include_history,
+            "include_archived": q.include_archived,
+        },
+        "results": r.hits.iter().map(|h| json!({
+            "rank": h.rank,
+            "memory_id": h.memory.to_string(),
+            "bank": h.bank.to_string(),
+            "score": num(h.score),
+            "content": h.content,
+            "explain": explain(&h.explain),
+        })).collect::<Vec<_>>(),
+        "latency_micros": r.latency_micros,
+        "feedback": r.feedback.iter().map(|f| json!({
+            "memory_id": f.memory.to_string(),
+            "outcome": f.outcome.as_str(),
+            "at": time(f.at),
+            "principal": f.principal,
+            "confidence_before": num(f.confidence_before),
+            "confidence_after": num(f.confidence_after),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub fn feedback(f: &FeedbackReport) -> Value {
+    json!({
+        "memory": memory(&f.memory),
+        "confidence_before": num(f.confidence_before),
+        "confidence_after": num(f.confidence_after),
+        "applied": f.applied,
     })
 }
 
@@ -168,6 +234,11 @@ pub fn recall(r: &RecallResponse) -> Value {
         "tokens_used": r.tokens_used,
         "took_micros": r.took_micros,
     }));
+    put(
+        &mut out,
+        "recall_id",
+        r.recall_id.map(|id| Value::from(id.to_string())),
+    );
     put(
         &mut out,
         "time_window",
@@ -253,6 +324,7 @@ pub fn review(r: &ReviewReport) -> Value {
         "conflicts_opened": r.conflicts_opened,
         "created": ids(&r.created),
         "purged": ids(&r.purged),
+        "backlog": r.backlog,
         "cycle": {
             "cycle": r.cycle.cycle,
             "changed": r.cycle.changed,

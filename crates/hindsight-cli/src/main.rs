@@ -5,6 +5,7 @@ mod bench;
 mod cli;
 mod eval;
 mod json;
+mod learning;
 mod output;
 mod progress;
 mod recall;
@@ -57,6 +58,8 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Conflicts(command) => review::conflicts(command).await,
         Command::Bank(command) => bank::run(command).await,
         Command::Status(args) => status::run(args).await,
+        Command::Feedback(args) => learning::feedback(args).await,
+        Command::Log(command) => learning::log(command).await,
         Command::Eval(args) => eval::run(args).await,
         Command::Bench(args) => bench::run(args).await,
     }

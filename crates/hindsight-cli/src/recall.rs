@@ -37,6 +37,18 @@ pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
         min_confidence: args.min_confidence,
         ..RecallFilters::default()
     };
+    if let Some(intent) = &args.intent {
+        request.intent = intent.parse()?;
+    }
+    request.agent_role = args.role;
+    for pair in &args.context {
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--context {pair:?} is not KEY=VALUE"))?;
+        request
+            .context
+            .insert(key.trim().to_string(), value.trim().to_string());
+    }
     let client = HindsightClient::connect(&args.client.server).await?;
     let response = client.recall(request).await?;
     emit(
@@ -51,6 +63,12 @@ fn text(response: &RecallResponse) -> String {
     if response.hits.is_empty() {
         return "no memories found\n".to_string();
     }
+    let footer = response
+        .recall_id
+        .map(|id| {
+            format!("recall id {id} (for feedback: hindsight feedback {id} MEMORY_ID helpful)\n")
+        })
+        .unwrap_or_default();
     let mut t = Table::with_header(["#", "SCORE", "STATUS", "KIND", "BANK", "ID", "CONTENT"]);
     for (i, hit) in response.hits.iter().enumerate() {
         let m = &hit.memory;
@@ -68,5 +86,5 @@ fn text(response: &RecallResponse) -> String {
             clip(&m.content, CONTENT_COLUMNS),
         ]);
     }
-    t.render()
+    t.render() + &footer
 }

@@ -40,6 +40,14 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<()> {
             t.row(["cycle", &c.cycle.to_string()])
                 .row(["changed", &c.changed.to_string()])
                 .row([
+                    "backlog",
+                    &if report.backlog > 0 {
+                        format!("{} (the next cycles follow at once)", report.backlog)
+                    } else {
+                        "0".to_string()
+                    },
+                ])
+                .row([
                     "pairs",
                     &format!(
                         "{} considered of {} possible, {} judged by {}",

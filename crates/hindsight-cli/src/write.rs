@@ -61,6 +61,9 @@ pub async fn run(args: WriteArgs) -> anyhow::Result<()> {
             Disposition::Quarantined { reason } => {
                 format!("{}  quarantined: {reason}\n", outcome.id)
             }
+            Disposition::RejectedLowImportance { scores } => {
+                format!("not kept: {scores} is below the threshold\n")
+            }
         },
     );
     Ok(())

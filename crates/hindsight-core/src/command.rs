@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 use crate::bank::{BankConfig, BankName};
 use crate::id::MemoryId;
 use crate::memory::Memory;
+use crate::retrieval::{FeedbackOutcome, RecallId};
 use crate::review::{Conflict, ConflictResolution, CycleReport, DerivedMemory, MemoryChange};
 use crate::time::Timestamp;
 
@@ -56,6 +57,16 @@ pub enum Command {
         /// Archived records past their retention, deleted for good (nothing derived from them
         /// goes with them, unlike a hard forget).
         purged: Vec<MemoryId>,
+    },
+    /// Feedback on a memory a recall returned: its confidence moves by `delta` (within 0..=1);
+    /// `wrong` and `harmful` make it news for the next review, `harmful` quarantines it.
+    Feedback {
+        id: MemoryId,
+        recall: RecallId,
+        outcome: FeedbackOutcome,
+        delta: f32,
+        at: Timestamp,
+        principal: String,
     },
     /// A person's (or a stronger judge's) answer to a queued conflict.
     ResolveConflict {
@@ -121,6 +132,10 @@ pub enum CommandOutcome {
     },
     ConflictResolved {
         changed: Vec<MemoryId>,
+    },
+    FeedbackApplied {
+        confidence_before: f32,
+        confidence_after: f32,
     },
     /// Nothing changed; the reason is for the caller.
     Rejected {

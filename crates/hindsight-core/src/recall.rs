@@ -1,3 +1,7 @@
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
 use serde::{Deserialize, Serialize};
 
 use crate::bank::BankName;
@@ -29,6 +33,26 @@ pub enum Consistency {
     Eventual,
 }
 
+/// What the caller wants the memories for; it selects the memory kinds and arms that count most
+/// (see [`crate::intent`]). `Any` ranks as if no intent were given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RecallIntent {
+    #[default]
+    Any,
+    /// What is known: facts and preferences, by meaning and by words.
+    Facts,
+    /// How to do something: procedures, lessons and rules, matched by task type and tags too.
+    HowTo,
+    /// What happened before: episodes, by time and entities.
+    PastCases,
+    /// What someone likes or wants.
+    Preferences,
+}
+string_enum!(RecallIntent, "intent", {
+    Any => "any", Facts => "facts", HowTo => "how_to", PastCases => "past_cases",
+    Preferences => "preferences"
+});
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RecallRequest {
     pub banks: Vec<BankName>,
@@ -45,6 +69,13 @@ pub struct RecallRequest {
     /// to the live set (forgetting is reversible until the archive is purged).
     pub include_archived: bool,
     pub consistency: Consistency,
+    /// Who is asking ("support agent", "coding assistant"): memories written for that role
+    /// (metadata `agent_role`) count more.
+    pub agent_role: Option<String>,
+    pub intent: RecallIntent,
+    /// Key-values about the case at hand (`user_id`, `order_id`, `task_type` …): a memory whose
+    /// metadata has the same value for a key counts more, one with another value is left out.
+    pub context: BTreeMap<String, String>,
 }
 
 impl RecallRequest {
@@ -59,6 +90,9 @@ impl RecallRequest {
             include_history: false,
             include_archived: false,
             consistency: Consistency::default(),
+            agent_role: None,
+            intent: RecallIntent::Any,
+            context: BTreeMap::new(),
         }
     }
 
@@ -102,6 +136,23 @@ impl RecallRequest {
                 });
             }
         }
+        if let Some(role) = &mut self.agent_role {
+            *role = role.trim().to_string();
+            check_len("agent_role", role, MAX_CONTEXT_TEXT_BYTES)?;
+            if role.is_empty() {
+                self.agent_role = None;
+            }
+        }
+        check_count("context", self.context.len(), MAX_CONTEXT_KEYS)?;
+        for (key, value) in &self.context {
+            if key.trim().is_empty() {
+                return Err(ValidationError::Invalid(
+                    "context keys must not be empty".into(),
+                ));
+            }
+            check_len("context key", key, MAX_CONTEXT_TEXT_BYTES)?;
+            check_len("context value", value, MAX_CONTEXT_TEXT_BYTES)?;
+        }
         if let (Some(from), Some(to)) = (self.filters.occurred_from, self.filters.occurred_to) {
             if from >= to {
                 return Err(ValidationError::Invalid(format!(
@@ -112,6 +163,10 @@ impl RecallRequest {
         Ok(())
     }
 }
+
+/// Most context key-values one recall may carry, and the longest key, value or role.
+const MAX_CONTEXT_KEYS: usize = 32;
+const MAX_CONTEXT_TEXT_BYTES: usize = 256;
 
 /// One arm's view of a result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -136,6 +191,8 @@ pub struct Explain {
     pub flags: Vec<String>,
     /// Ids of near-identical results folded into this one.
     pub collapsed: Vec<String>,
+    /// How intent, role and context moved the score ("intent how_to: lesson ×1.60").
+    pub adjustments: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -154,6 +211,8 @@ pub struct RecallResponse {
     pub time_window: Option<(Timestamp, Timestamp)>,
     pub tokens_used: u32,
     pub took_micros: u64,
+    /// The recall's entry in the retrieval log, for feedback (none when the log is off).
+    pub recall_id: Option<crate::retrieval::RecallId>,
 }
 
 #[cfg(test)]

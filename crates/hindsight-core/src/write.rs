@@ -156,6 +156,11 @@ pub enum Disposition {
     Quarantined {
         reason: String,
     },
+    /// Not kept: an agent's automatic write or a reflection's candidate that scored below the
+    /// importance threshold. Nothing was stored.
+    RejectedLowImportance {
+        scores: ImportanceScores,
+    },
 }
 
 impl Disposition {
@@ -164,7 +169,29 @@ impl Disposition {
             Disposition::Created => "created",
             Disposition::MergedInto { .. } => "merged",
             Disposition::Quarantined { .. } => "quarantined",
+            Disposition::RejectedLowImportance { .. } => "rejected_low_importance",
         }
+    }
+}
+
+/// How worth keeping a candidate memory is: likely reuse, bearing on decisions, how long it stays
+/// true and what it adds to the bank, each in 0..=1, and their weighted total.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportanceScores {
+    pub reuse: f32,
+    pub impact: f32,
+    pub stability: f32,
+    pub uniqueness: f32,
+    pub total: f32,
+}
+
+impl std::fmt::Display for ImportanceScores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "importance {:.2} (reuse {:.2}, impact {:.2}, stability {:.2}, uniqueness {:.2})",
+            self.total, self.reuse, self.impact, self.stability, self.uniqueness
+        )
     }
 }
 

@@ -2,12 +2,15 @@
 //! overridable by `HINDSIGHT_<SECTION>_<KEY>` environment variables.
 
 use hindsight_guard::GuardConfig;
+use hindsight_review::importance::ImportanceConfig;
 use hindsight_review::{DecayConfig, DistillConfig, PairConfig, RulesConfig, Strategies};
 
 use crate::judging::{JudgeKind, LlmJudgeSection};
 use std::path::{Path, PathBuf};
 
+use hindsight_core::retrieval::FeedbackSettings;
 use hindsight_core::{Limits, ScoringWeights};
+use hindsight_store::RetrievalRetention;
 use serde::{Deserialize, Serialize};
 
 use crate::error::NodeError;
@@ -25,6 +28,12 @@ pub struct NodeConfig {
     pub guard: GuardSection,
     pub reflect: ReflectSection,
     pub index: IndexSection,
+    /// Every recall, kept on this node for feedback, debugging and tuning.
+    pub retrieval_log: RetrievalRetention,
+    /// How far feedback on a recalled memory moves its confidence.
+    pub feedback: FeedbackSettings,
+    /// Which automatic writes must show they are worth keeping, and how much.
+    pub importance: ImportanceConfig,
 }
 
 /// How `reflect` turns a finished task's trace into memories.
@@ -102,6 +111,10 @@ pub struct ReviewSection {
     pub on_likely_conflict: bool,
     /// Milliseconds a reviewer waits after such a write, so that a burst costs one cycle.
     pub hint_delay_ms: u64,
+    /// Most changed memories one cycle takes on; the rest (a bulk import, a bank's first cycle)
+    /// wait for the cycles that follow at once, so that no single cycle, and no single Raft
+    /// command, grows with the bank.
+    pub max_changed_per_cycle: usize,
     /// Which memories are compared: thresholds for conflict and duplicate candidates.
     pub pairs: PairConfig,
     /// Which judge decides candidate pairs: rules (offline, default), llm or consensus.
@@ -203,6 +216,7 @@ impl Default for ReviewSection {
             interval_secs: 300,
             on_likely_conflict: true,
             hint_delay_ms: 2000,
+            max_changed_per_cycle: 5_000,
             pairs: PairConfig::default(),
             judge: JudgeKind::Rules,
             rules: RulesConfig::default(),
@@ -245,6 +259,9 @@ const SECTIONS: &[&str] = &[
     "guard",
     "reflect",
     "index",
+    "retrieval_log",
+    "feedback",
+    "importance",
 ];
 
 impl NodeConfig {
@@ -322,6 +339,23 @@ impl NodeConfig {
         }
         if self.limits.max_top_k == 0 || self.limits.max_batch == 0 {
             return bad("limits.max_top_k and limits.max_batch must be positive".into());
+        }
+        self.feedback
+            .validate()
+            .map_err(|e| NodeError::Config(e.to_string()))?;
+        if self.retrieval_log.enabled && self.retrieval_log.max_records == 0 {
+            return bad(
+                "retrieval_log.max_records must be positive (or set enabled = false)".into(),
+            );
+        }
+        if !(0.0..=1.0).contains(&self.importance.threshold) {
+            return bad(format!(
+                "importance.threshold must be within 0..1, got {}",
+                self.importance.threshold
+            ));
+        }
+        if self.review.max_changed_per_cycle == 0 {
+            return bad("review.max_changed_per_cycle must be positive".into());
         }
         Ok(())
     }

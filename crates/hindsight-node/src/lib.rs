@@ -10,6 +10,7 @@ pub mod conflicts;
 mod embedding;
 pub mod guarding;
 pub mod judging;
+pub mod learning;
 mod listener;
 mod maintenance;
 mod node;
@@ -21,5 +22,6 @@ mod writer;
 
 pub use config::{EmbeddingProvider, NodeConfig};
 pub use error::NodeError;
+pub use learning::FeedbackReport;
 pub use node::Node;
 pub use types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};

@@ -58,7 +58,7 @@ pub fn distillation(
             .similar(episode, config.similarity, config.neighbours_per_episode)
             .into_iter()
             .map(|(m, _)| m)
-            .chain(neighbourhood.same_slot(episode));
+            .chain(neighbourhood.same_slot(episode, config.neighbours_per_episode));
         for other in around {
             if other.kind == Kind::Episodic && is_reviewable(&other) && !behind.contains(&other.id)
             {

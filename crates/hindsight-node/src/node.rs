@@ -5,11 +5,13 @@ use std::time::Duration;
 
 use hindsight_core::command::{AccessHit, Command, CommandOutcome};
 use hindsight_core::recall::{RecallHit, RecallRequest, RecallResponse};
+use hindsight_core::retrieval::{FeedbackOutcome, RecallId, RetrievalQuery};
 use hindsight_core::review::{Conflict, ResolutionOutcome};
 use hindsight_core::write::{WriteOutcome, WriteRequest};
+use hindsight_core::RetrievalRecord;
 use hindsight_core::{BankConfig, BankName, Consistency, Memory, MemoryId, Status, Timestamp};
 use hindsight_guard::Screener;
-use hindsight_store::{StateReader, StoreConfig, StoreHandle};
+use hindsight_store::{RetrievalLog, StateReader, StoreConfig, StoreHandle};
 use parking_lot::Mutex;
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef};
@@ -19,11 +21,12 @@ use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::judging::{JudgeKind, LlmJudge};
+use crate::learning::FeedbackReport;
 use crate::listener::EffectRouter;
 use crate::reflecting::{NodeReflector, ReflectReport};
 use crate::reviewer::{ReviewerMsg, Reviewers};
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
-use crate::{conflicts, embedding, recall, reflecting, writer};
+use crate::{conflicts, embedding, learning, recall, reflecting, writer};
 use hindsight_review::reflect::TaskTrace;
 
 /// How long a request waits for a bank's indexes to catch up with the log before giving up.
@@ -52,6 +55,10 @@ struct Inner {
     /// Write-time screening, unless `guard.enabled` is off.
     screener: Option<Arc<Screener>>,
     reflector: Arc<NodeReflector>,
+    /// Taken out at shutdown, so that sled's lock on its directory goes with the last user.
+    retrieval_log: Mutex<Option<Arc<RetrievalLog>>>,
+    /// Feedback is checked against the log and recorded in it one request at a time.
+    feedback_serial: tokio::sync::Mutex<()>,
 }
 
 impl Node {
@@ -90,6 +97,13 @@ impl Node {
                 .map_err(NodeError::internal)??
         };
 
+        let retrieval_log = Arc::new(
+            RetrievalLog::open(
+                &data_dir.join("retrieval-log"),
+                config.retrieval_log.clone(),
+            )
+            .map_err(|e| NodeError::Unavailable(format!("retrieval log did not open: {e}")))?,
+        );
         let registry = Arc::new(BankRegistry::default());
         let router = Arc::new(EffectRouter {
             registry: registry.clone(),
@@ -137,6 +151,8 @@ impl Node {
                 reviewers: Reviewers::default(),
                 screener,
                 reflector,
+                retrieval_log: Mutex::new(Some(retrieval_log)),
+                feedback_serial: tokio::sync::Mutex::new(()),
             }),
         };
         node.spawn_background_tasks();
@@ -166,6 +182,37 @@ impl Node {
 
     pub async fn recall(&self, request: RecallRequest) -> Result<RecallResponse, NodeError> {
         recall::recall(self, request).await
+    }
+
+    /// Feedback on a memory that recall `recall` returned (see [`FeedbackReport`]).
+    pub async fn feedback(
+        &self,
+        recall: RecallId,
+        memory: MemoryId,
+        outcome: FeedbackOutcome,
+    ) -> Result<FeedbackReport, NodeError> {
+        learning::feedback(self, recall, memory, outcome).await
+    }
+
+    /// Logged recalls matching `query`, newest first.
+    pub fn recalls(&self, query: &RetrievalQuery) -> Result<Vec<RetrievalRecord>, NodeError> {
+        learning::list(self, query)
+    }
+
+    pub fn recall_record(&self, recall: RecallId) -> Result<RetrievalRecord, NodeError> {
+        learning::get(self, recall)
+    }
+
+    pub(crate) fn retrieval_log(&self) -> Result<Arc<RetrievalLog>, NodeError> {
+        self.inner
+            .retrieval_log
+            .lock()
+            .clone()
+            .ok_or_else(|| NodeError::Unavailable("the node is shutting down".into()))
+    }
+
+    pub(crate) async fn feedback_lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.inner.feedback_serial.lock().await
     }
 
     pub async fn get(&self, id: MemoryId) -> Result<Memory, NodeError> {
@@ -435,6 +482,11 @@ impl Node {
             .call(SupervisorMsg::DumpAll, Some(Duration::from_secs(60)))
             .await;
         self.inner.supervisor.stop(None);
+        if let Some(log) = self.inner.retrieval_log.lock().take() {
+            if let Err(e) = log.flush() {
+                tracing::warn!(error = %e, "retrieval log flush");
+            }
+        }
         if let Err(e) = self.inner.store.shutdown().await {
             tracing::warn!(error = %e, "store shutdown");
         }

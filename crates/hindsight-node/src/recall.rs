@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use hindsight_core::intent::{self, IntentProfile};
 use hindsight_core::recall::{ArmHit, Explain, RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::scoring::{freshness, lifecycle_score, max_fused_score, RRF_K};
 use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
@@ -19,6 +20,8 @@ const ARM_SEMANTIC: &str = "semantic";
 const ARM_KEYWORD: &str = "keyword";
 const ARM_ENTITY: &str = "entity";
 const ARM_TEMPORAL: &str = "temporal";
+/// Procedures, lessons and rules matched by tags and task type (intent `how_to` only).
+const ARM_TASK: &str = "task";
 
 /// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see [`semantic_quality`]).
 type ArmResult = (u128, f32, f32);
@@ -66,7 +69,9 @@ pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallRes
     let user_voice_vector = vectors.next();
 
     let include_archived = request.include_archived;
+    let logged_request = request.clone();
     let plan = Plan {
+        profile: IntentProfile::new(request.intent),
         request,
         as_of,
         now,
@@ -90,11 +95,13 @@ pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallRes
             .collect();
         node.restore(archived, now).await?;
     }
+    crate::learning::log_recall(node, logged_request, &mut response, now);
     Ok(response)
 }
 
 struct Plan {
     request: RecallRequest,
+    profile: IntentProfile,
     as_of: Timestamp,
     now: Timestamp,
     window: Option<(Timestamp, Timestamp)>,
@@ -206,7 +213,11 @@ impl Plan {
                     in_window.truncate(depth);
                     arms.push((ARM_TEMPORAL, TEMPORAL_WEIGHT, in_window));
                 }
+                if self.profile.wants_task_arm() {
+                    arms.push((ARM_TASK, 1.0, self.task_hits(records, depth, &visible)));
+                }
                 for (arm, weight, ranked) in arms {
+                    let weight = weight * self.profile.arm_weight(arm);
                     arm_weights.insert(arm, weight);
                     // A record and the rewordings merged into it share one share per arm.
                     let mut credited = std::collections::HashSet::new();
@@ -242,7 +253,7 @@ impl Plan {
         let best_possible = max_fused_score(arm_weights.values().copied(), RRF_K).max(f32::EPSILON);
         let mut scored: Vec<(f32, Explain, Candidate)> = candidates
             .into_values()
-            .map(|c| {
+            .filter_map(|c| {
                 let weights = &configs[c.bank].weights;
                 let relevance = (c.fused / best_possible).min(1.0);
                 let fresh = freshness(
@@ -250,7 +261,8 @@ impl Plan {
                     weights.freshness_days_for(c.memory.kind),
                 );
                 let confidence = self.confidence_of(&c.memory);
-                let score = lifecycle_score(weights, relevance, confidence, fresh);
+                let (factor, adjustments) = self.adjustments(&c.memory)?;
+                let score = lifecycle_score(weights, relevance, confidence, fresh) * factor;
                 let explain = Explain {
                     arms: c.arms.clone(),
                     relevance,
@@ -260,8 +272,9 @@ impl Plan {
                     status: c.status.name().to_string(),
                     flags: flags(&c),
                     collapsed: vec![],
+                    adjustments,
                 };
-                (score, explain, c)
+                Some((score, explain, c))
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory.id.cmp(&b.2.memory.id)));
@@ -317,7 +330,51 @@ impl Plan {
             time_window: self.window,
             tokens_used,
             took_micros: 0,
+            recall_id: None,
         }
+    }
+
+    /// The factor intent, role and context give `memory`, and why; `None` leaves it out (its
+    /// metadata names another case than the context's).
+    fn adjustments(&self, memory: &Memory) -> Option<(f32, Vec<String>)> {
+        let (context, mut reasons) = intent::context_factor(&self.request.context, memory)?;
+        let (kind, kind_reason) = self.profile.kind_factor(memory);
+        let (role, role_reason) = intent::role_factor(self.request.agent_role.as_deref(), memory);
+        reasons.extend(kind_reason);
+        reasons.extend(role_reason);
+        Some((context * kind * role, reasons))
+    }
+
+    /// The task arm: the bank's procedures, lessons and rules whose tags or task type share the
+    /// query's terms (or whose task type the context names), best match first.
+    fn task_hits(
+        &self,
+        records: &HashMap<MemoryId, Arc<Memory>>,
+        depth: usize,
+        visible: &dyn Fn(u128) -> bool,
+    ) -> Vec<ArmResult> {
+        let analyzer = hindsight_text::Analyzer::shared();
+        let task_type = self
+            .request
+            .context
+            .get(intent::TASK_TYPE_KEY)
+            .map(String::as_str);
+        let mut hits: Vec<ArmResult> = records
+            .values()
+            .filter(|m| intent::is_know_how(m) && visible(m.id.0))
+            .filter_map(|m| {
+                let mut labels = m.tags.join(" ");
+                if let Some(t) = m.metadata.get(intent::TASK_TYPE_KEY) {
+                    labels.push(' ');
+                    labels.push_str(t);
+                }
+                let score = intent::task_match(&self.terms, &analyzer.terms(&labels), task_type, m);
+                (score > 0.0).then_some((m.id.0, score, score.min(1.0)))
+            })
+            .collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.truncate(depth);
+        hits
     }
 
     /// The memory's confidence at the request's point in time.

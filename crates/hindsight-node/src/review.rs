@@ -78,6 +78,7 @@ pub async fn review(
     .await
     .map_err(NodeError::internal)?;
     let considered = plan.considered;
+    let backlog = plan.backlog;
     let mut report = plan.report;
     report.expired = expired.len() as u64;
     report.took_micros = started.elapsed().as_micros() as u64;
@@ -133,6 +134,7 @@ pub async fn review(
         conflicts_opened: conflicts,
         created,
         purged,
+        backlog,
         cycle: report,
     })
 }
@@ -182,6 +184,7 @@ struct CyclePlan {
     created: Vec<DerivedMemory>,
     purged: Vec<MemoryId>,
     considered: usize,
+    backlog: u64,
 }
 
 /// What a cycle needs besides the view and the settings.
@@ -293,13 +296,15 @@ fn plan_cycle(
     } = limits;
     // Everything through this index is in the records read below; later changes wait for the
     // next cycle (or are seen twice, which is harmless).
-    let watermark = view.indexed_through();
+    let indexed_through = view.indexed_through();
     let records: HashMap<MemoryId, Arc<Memory>> = view.with_records(|r| r.clone());
-    let mut changed: Vec<Arc<Memory>> = records
+    let changed: Vec<Arc<Memory>> = records
         .values()
         .filter(|m| m.updated_index > state.watermark)
         .cloned()
         .collect();
+    let (mut changed, watermark, backlog) =
+        oldest_changes(changed, settings.max_changed_per_cycle, indexed_through);
     changed.sort_by_key(|m| m.id);
     let hood = ViewNeighbourhood::new(view, &records, voices);
     let selection = select_pairs(&changed, records.len(), &hood, &settings.pairs);
@@ -382,7 +387,27 @@ fn plan_cycle(
         created,
         purged,
         considered: records.len(),
+        backlog,
     }
+}
+
+/// At most `max` of the changed memories, oldest changes first, and the watermark the cycle
+/// reaches with them. A log entry's changes are taken whole (the watermark is a log index), so a
+/// cycle may exceed `max` by the rest of one entry.
+fn oldest_changes(
+    mut changed: Vec<Arc<Memory>>,
+    max: usize,
+    indexed_through: u64,
+) -> (Vec<Arc<Memory>>, u64, u64) {
+    if changed.len() <= max.max(1) {
+        return (changed, indexed_through, 0);
+    }
+    changed.sort_by_key(|m| (m.updated_index, m.id));
+    let last_index = changed[max.max(1) - 1].updated_index;
+    let end = changed.partition_point(|m| m.updated_index <= last_index);
+    let backlog = (changed.len() - end) as u64;
+    changed.truncate(end);
+    (changed, last_index, backlog)
 }
 
 /// The decisions as replicated changes: one [`MemoryChange`] per memory that changes, and a
@@ -504,7 +529,10 @@ impl<'a> ViewNeighbourhood<'a> {
         voices: HashMap<MemoryId, Vec<f32>>,
     ) -> Self {
         let mut by_slot: HashMap<String, Vec<Arc<Memory>>> = HashMap::new();
-        for memory in records.values() {
+        for memory in records
+            .values()
+            .filter(|m| hindsight_review::is_reviewable(m))
+        {
             if let Some(slot) = &memory.slot {
                 by_slot
                     .entry(slot_key(slot))
@@ -513,7 +541,7 @@ impl<'a> ViewNeighbourhood<'a> {
             }
         }
         for group in by_slot.values_mut() {
-            group.sort_by_key(|m| m.id);
+            group.sort_by(|a, b| b.occurred_at.cmp(&a.occurred_at).then(a.id.cmp(&b.id)));
         }
         let inferences = reviewable_inferences(records);
         ViewNeighbourhood {
@@ -604,12 +632,19 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
         out
     }
 
-    fn same_slot(&self, memory: &Memory) -> Vec<Arc<Memory>> {
+    fn same_slot(&self, memory: &Memory, limit: usize) -> Vec<Arc<Memory>> {
         memory
             .slot
             .as_ref()
             .and_then(|slot| self.by_slot.get(&slot_key(slot)))
-            .cloned()
+            .map(|group| {
+                group
+                    .iter()
+                    .filter(|m| m.id != memory.id)
+                    .take(limit)
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }

@@ -65,7 +65,9 @@ impl Actor for Reviewer {
         match message {
             ReviewerMsg::Run { as_of, reply } => {
                 let report = review::review(&state.node, state.bank.clone(), as_of).await;
+                let backlog = report.as_ref().map_or(0, |r| r.backlog);
                 let _ = reply.send(report);
+                continue_backlog(&myself, backlog);
             }
             ReviewerMsg::Tick => background_cycle(&myself, state, "periodic").await,
             ReviewerMsg::Hint => {
@@ -93,13 +95,21 @@ async fn background_cycle(
         return;
     }
     match review::review(&state.node, state.bank.clone(), None).await {
-        Ok(_) => {}
+        Ok(report) => continue_backlog(myself, report.backlog),
         Err(NodeError::NotFound(_)) => {
             // The bank is gone; so is its reviewer.
             state.node.forget_reviewer(&state.bank);
             myself.stop(None);
         }
         Err(e) => tracing::warn!(bank = %state.bank, trigger, error = %e, "review failed"),
+    }
+}
+
+/// A cycle that left changes for later is followed by the next one straight away, behind
+/// whatever already waits in the mailbox.
+fn continue_backlog(myself: &ActorRef<ReviewerMsg>, backlog: u64) {
+    if backlog > 0 {
+        let _ = myself.cast(ReviewerMsg::Tick);
     }
 }
 

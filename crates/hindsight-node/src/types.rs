@@ -31,6 +31,8 @@ pub struct ReviewReport {
     pub created: Vec<MemoryId>,
     /// Archived memories past their retention, deleted for good.
     pub purged: Vec<MemoryId>,
+    /// Changed memories left for the next cycles because this one took its maximum.
+    pub backlog: u64,
     pub cycle: CycleReport,
 }
 

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use hindsight_core::command::{Command, CommandOutcome, WriteItem, WriteResult};
 use hindsight_core::memory::{AccessStats, StatusChange};
-use hindsight_core::write::{Disposition, WriteOutcome, WriteRequest};
+use hindsight_core::write::{Disposition, ImportanceScores, WriteOutcome, WriteRequest};
 use hindsight_core::{
-    BankConfig, BankName, Kind, Memory, MemoryId, Slot, Status, Support, Timestamp, ValidationError,
+    BankConfig, BankName, Kind, Memory, MemoryId, Slot, SourceKind, Status, Support, Timestamp,
+    ValidationError,
 };
+use hindsight_review::importance;
 
 use crate::bank::BankView;
 use crate::embedding;
@@ -92,6 +94,9 @@ pub async fn write_batch(
     let mut hinted: Vec<BankName> = vec![];
     let conflict_similarity = node.config().review.pairs.pair_similarity;
     let mut quarantined: HashMap<MemoryId, String> = HashMap::new();
+    let mut rejected: HashMap<MemoryId, ImportanceScores> = HashMap::new();
+    // Every request's id in request order; the log entry carries only those kept.
+    let mut order: Vec<MemoryId> = vec![];
     for (request, vector) in requests.into_iter().zip(vectors) {
         let (config, view) = &banks[&request.bank];
         let confidence_given = request.confidence.is_some();
@@ -116,6 +121,15 @@ pub async fn write_batch(
         }
         // A held write stands alone: merged into a live memory it would lend it support.
         let duplicate = if held { None } else { near.duplicate };
+        if !held && duplicate.is_none() {
+            if let Some(scores) = importance_shortfall(node, &memory, near.nearest) {
+                tracing::info!(bank = %memory.bank, %scores, "write not kept");
+                rejected.insert(memory.id, scores);
+                order.push(memory.id);
+                continue;
+            }
+        }
+        order.push(memory.id);
         let lands_in = match duplicate {
             Some((target, similarity)) => {
                 similarities.insert(memory.id, similarity);
@@ -161,9 +175,21 @@ pub async fn write_batch(
             return Err(e);
         }
     };
-    let results = written_results(outcome)?;
-    let mut outcomes = Vec::with_capacity(results.len());
-    for result in results {
+    let mut results = written_results(outcome)?.into_iter();
+    let mut outcomes = Vec::with_capacity(order.len());
+    for id in order {
+        if let Some(scores) = rejected.remove(&id) {
+            outcomes.push(WriteOutcome {
+                id,
+                disposition: Disposition::RejectedLowImportance { scores },
+            });
+            continue;
+        }
+        let Some(result) = results.next() else {
+            return Err(NodeError::internal(
+                "the write's log entry had fewer results than items",
+            ));
+        };
         outcomes.push(match result {
             WriteResult::Created { id } => WriteOutcome {
                 id,
@@ -271,6 +297,36 @@ pub fn build_memory(request: WriteRequest, config: &BankConfig, now: Timestamp) 
     }
 }
 
+/// The scores of a write the importance gate does not keep; `None` when it is kept or not
+/// gated (a user's own words, unless `importance.gate_user_writes`).
+fn importance_shortfall(
+    node: &Node,
+    memory: &Memory,
+    nearest: Option<f32>,
+) -> Option<ImportanceScores> {
+    let gate = &node.config().importance;
+    let automatic = matches!(
+        memory.provenance.source,
+        SourceKind::Agent | SourceKind::Reflection
+    );
+    // Working memory is task state with a short life of its own: not a long-term candidate.
+    if !gate.enabled
+        || !(automatic || gate.gate_user_writes)
+        || memory.critical
+        || memory.kind == Kind::Working
+    {
+        return None;
+    }
+    let scores = importance::score(&importance::Candidate {
+        content: &memory.content,
+        kind: memory.kind,
+        subtype: memory.subtype,
+        expires: memory.expires_at.is_some(),
+        nearest,
+    });
+    (scores.total < gate.threshold).then_some(scores)
+}
+
 /// What a new write found among its bank's memories.
 struct Neighbours {
     /// The memory it duplicates, if any: the most similar active memory of the same kind at or
@@ -280,6 +336,8 @@ struct Neighbours {
     /// (at least `conflict_similarity`) says something else, or one states another value for
     /// the same slot. Only a hint for the reviewer; the review decides.
     likely_conflict: bool,
+    /// Similarity to the closest memory of the same kind, for the importance gate.
+    nearest: Option<f32>,
 }
 
 fn neighbours(
@@ -292,12 +350,16 @@ fn neighbours(
 ) -> Neighbours {
     let threshold = config.dedup_threshold;
     let mut best: Option<(MemoryId, f32)> = None;
+    let mut nearest: Option<f32> = None;
+    let mut near =
+        |similarity: f32| nearest = Some(nearest.map_or(similarity, |n| n.max(similarity)));
     let mut likely_conflict = hindsight_text::has_change_cue(&memory.content).is_some();
     for p in earlier {
         if p.memory.bank != memory.bank {
             continue;
         }
         let similarity = dot(&p.vector, vector);
+        near(similarity);
         if similarity >= threshold
             && best.is_none_or(|(_, s)| similarity > s)
             && is_restatement(&p.memory, memory)
@@ -318,6 +380,7 @@ fn neighbours(
                 .unwrap_or_default()
         });
         for (id, similarity) in found {
+            near(similarity);
             let Some(existing) = view.record(MemoryId(id)) else {
                 continue;
             };
@@ -339,6 +402,7 @@ fn neighbours(
     Neighbours {
         duplicate: best,
         likely_conflict: likely_conflict && best.is_none(),
+        nearest,
     }
 }
 

@@ -41,7 +41,7 @@
 //! struct NoIndex;
 //! impl Neighbourhood for NoIndex {
 //!     fn similar(&self, _: &Memory, _: f32, _: usize) -> Vec<(Arc<Memory>, f32)> { vec![] }
-//!     fn same_slot(&self, _: &Memory) -> Vec<Arc<Memory>> { vec![] }
+//!     fn same_slot(&self, _: &Memory, _: usize) -> Vec<Arc<Memory>> { vec![] }
 //! }
 //!
 //! let changed: Vec<Arc<Memory>> = vec![];
@@ -55,6 +55,7 @@ mod budget;
 mod decay;
 mod decision;
 mod distill;
+pub mod importance;
 mod judge;
 mod lexicon;
 mod neighbourhood;

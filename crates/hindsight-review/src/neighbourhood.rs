@@ -47,6 +47,8 @@ pub trait Neighbourhood {
     }
 
     /// Memories of the same bank that state a value for `memory`'s slot (same subject and
-    /// attribute). Empty when `memory` has no slot.
-    fn same_slot(&self, memory: &Memory) -> Vec<Arc<Memory>>;
+    /// attribute), the most recent first (by when they happened), at most `limit`. Empty when
+    /// `memory` has no slot. The limit keeps a busy slot (thousands of "Alice reported …") from
+    /// making a cycle quadratic: what a new value contradicts is the slot's latest claims.
+    fn same_slot(&self, memory: &Memory, limit: usize) -> Vec<Arc<Memory>>;
 }

@@ -26,6 +26,8 @@ pub struct PairConfig {
     pub inference_similarity: f32,
     /// Most similar neighbours asked for per changed memory.
     pub neighbours_per_memory: usize,
+    /// Most recent memories of the same slot compared with each changed memory.
+    pub slot_partners_per_memory: usize,
 }
 
 impl Default for PairConfig {
@@ -35,6 +37,7 @@ impl Default for PairConfig {
             duplicate_similarity: 0.75,
             inference_similarity: 0.40,
             neighbours_per_memory: 20,
+            slot_partners_per_memory: 32,
         }
     }
 }
@@ -210,7 +213,7 @@ pub fn select_pairs(
             continue;
         }
         stats.reviewable += 1;
-        for other in neighbourhood.same_slot(memory) {
+        for other in neighbourhood.same_slot(memory, config.slot_partners_per_memory) {
             if is_partner(memory, &other) && shares_slot(memory, &other) {
                 offer(&mut pairs, Pair::new(memory.clone(), other, None));
             }

@@ -154,11 +154,12 @@ impl Neighbourhood for Table {
         out
     }
 
-    fn same_slot(&self, memory: &Memory) -> Vec<Arc<Memory>> {
+    fn same_slot(&self, memory: &Memory, limit: usize) -> Vec<Arc<Memory>> {
         let Some(slot) = &memory.slot else {
             return Vec::new();
         };
-        self.memories
+        let mut out: Vec<Arc<Memory>> = self
+            .memories
             .values()
             .filter(|m| {
                 m.slot
@@ -166,6 +167,9 @@ impl Neighbourhood for Table {
                     .is_some_and(|s| s.subject == slot.subject && s.attribute == slot.attribute)
             })
             .cloned()
-            .collect()
+            .collect();
+        out.sort_by(|a, b| b.occurred_at.cmp(&a.occurred_at).then(a.id.cmp(&b.id)));
+        out.truncate(limit);
+        out
     }
 }

@@ -7,6 +7,7 @@ mod memory;
 mod node;
 mod recall;
 pub(crate) mod reflect;
+pub(crate) mod retrieval;
 mod write;
 
 use hindsight_core::{MemoryId, Timestamp, ValidationError};
@@ -225,6 +226,14 @@ mod tests {
             min_confidence: Some(0.2),
         };
         assert_eq!(round_trip::<_, pb::RecallRequest>(&recall), recall);
+        let mut with_intent = recall.clone();
+        with_intent.intent = hindsight_core::RecallIntent::HowTo;
+        with_intent.agent_role = Some("support agent".into());
+        with_intent.context = BTreeMap::from([("user_id".into(), "42".into())]);
+        assert_eq!(
+            round_trip::<_, pb::RecallRequest>(&with_intent),
+            with_intent
+        );
 
         let response = RecallResponse {
             hits: vec![RecallHit {
@@ -244,11 +253,13 @@ mod tests {
                     status: "active".into(),
                     flags: vec!["uncorroborated".into()],
                     collapsed: vec![id(3).to_string()],
+                    adjustments: vec!["intent how_to: lesson ×1.60".into()],
                 },
             }],
             time_window: Some((t("2026-03-02T00:00:00Z"), t("2026-03-09T00:00:00Z"))),
             tokens_used: 12,
             took_micros: 345,
+            recall_id: Some(hindsight_core::RecallId::new(1_800_000_000_000, 5)),
         };
         assert_eq!(round_trip::<_, pb::RecallResponse>(&response), response);
 
@@ -260,6 +271,7 @@ mod tests {
             updated: vec![id(2), id(3)],
             conflicts_opened: vec![7],
             created: vec![id(8)],
+            backlog: 3,
             purged: vec![id(9)],
             cycle: hindsight_core::review::CycleReport {
                 cycle: 3,

@@ -59,6 +59,7 @@ impl From<&ReviewReport> for pb::ReviewResponse {
             cycle: Some(pb::ReviewCycle::from(&r.cycle)),
             created: ids(&r.created),
             purged: ids(&r.purged),
+            backlog: r.backlog,
         }
     }
 }
@@ -175,6 +176,7 @@ impl TryFrom<pb::ReviewResponse> for ReviewReport {
             conflicts_opened: r.conflicts_opened,
             created: parse_ids(&r.created)?,
             purged: parse_ids(&r.purged)?,
+            backlog: r.backlog,
             cycle: match r.cycle {
                 Some(cycle) => cycle.try_into()?,
                 None => CycleReport::default(),

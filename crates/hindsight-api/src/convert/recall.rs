@@ -1,7 +1,7 @@
 //! Recall: requests, and ranked hits with their explanations.
 
 use hindsight_core::recall::{ArmHit, Explain, RecallFilters, RecallHit};
-use hindsight_core::{Consistency, RecallRequest, RecallResponse, ValidationError};
+use hindsight_core::{Consistency, RecallIntent, RecallRequest, RecallResponse, ValidationError};
 
 use super::{convert_all, opt_time, parse_time, required, time};
 use crate::pb;
@@ -27,6 +27,12 @@ impl TryFrom<pb::RecallRequest> for RecallRequest {
             include_history: r.include_history,
             include_archived: r.include_archived,
             consistency: consistency(r.consistency.as_deref())?,
+            agent_role: r.agent_role.filter(|role| !role.trim().is_empty()),
+            intent: match r.intent.as_deref().map(str::trim) {
+                None | Some("") => RecallIntent::Any,
+                Some(intent) => intent.parse()?,
+            },
+            context: r.context.into_iter().collect(),
         })
     }
 }
@@ -49,6 +55,9 @@ impl From<&RecallRequest> for pb::RecallRequest {
                 }
                 .to_string(),
             ),
+            agent_role: r.agent_role.clone(),
+            intent: Some(r.intent.as_str().to_string()),
+            context: r.context.clone().into_iter().collect(),
         }
     }
 }
@@ -105,6 +114,7 @@ impl From<&RecallResponse> for pb::RecallResponse {
             }),
             tokens_used: r.tokens_used,
             took_micros: r.took_micros,
+            recall_id: r.recall_id.map(|id| id.to_string()).unwrap_or_default(),
         }
     }
 }
@@ -121,6 +131,10 @@ impl TryFrom<pb::RecallResponse> for RecallResponse {
                 .transpose()?,
             tokens_used: r.tokens_used,
             took_micros: r.took_micros,
+            recall_id: match r.recall_id.trim() {
+                "" => None,
+                id => Some(id.parse()?),
+            },
         })
     }
 }
@@ -168,6 +182,7 @@ impl From<&Explain> for pb::Explain {
             status: e.status.clone(),
             flags: e.flags.clone(),
             collapsed: e.collapsed.clone(),
+            adjustments: e.adjustments.clone(),
         }
     }
 }
@@ -191,6 +206,7 @@ impl From<pb::Explain> for Explain {
             status: e.status,
             flags: e.flags,
             collapsed: e.collapsed,
+            adjustments: e.adjustments,
         }
     }
 }

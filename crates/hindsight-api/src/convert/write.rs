@@ -1,5 +1,6 @@
 //! Writes: requests and outcomes.
 
+use hindsight_core::write::ImportanceScores;
 use hindsight_core::{Disposition, Kind, ValidationError, WriteOutcome, WriteRequest};
 
 use super::{opt_time, required, time};
@@ -66,6 +67,15 @@ impl From<&WriteOutcome> for pb::WriteResponse {
             Disposition::Quarantined { reason } => {
                 response.quarantine_reason = Some(reason.clone());
             }
+            Disposition::RejectedLowImportance { scores } => {
+                response.importance = Some(pb::ImportanceScores {
+                    reuse: scores.reuse,
+                    impact: scores.impact,
+                    stability: scores.stability,
+                    uniqueness: scores.uniqueness,
+                    total: scores.total,
+                });
+            }
         }
         response
     }
@@ -84,11 +94,23 @@ impl TryFrom<pb::WriteResponse> for WriteOutcome {
             "quarantined" => Disposition::Quarantined {
                 reason: r.quarantine_reason.unwrap_or_default(),
             },
+            "rejected_low_importance" => {
+                let s = required(r.importance, "importance")?;
+                Disposition::RejectedLowImportance {
+                    scores: ImportanceScores {
+                        reuse: s.reuse,
+                        impact: s.impact,
+                        stability: s.stability,
+                        uniqueness: s.uniqueness,
+                        total: s.total,
+                    },
+                }
+            }
             _ => {
                 return Err(ValidationError::UnknownEnumValue {
                     field: "disposition",
                     value: r.disposition,
-                    expected: "created merged quarantined",
+                    expected: "created merged quarantined rejected_low_importance",
                 })
             }
         };

@@ -1,0 +1,188 @@
+//! Learning from use: every recall is written to the node's retrieval log under a recall id, and
+//! feedback on a recalled memory moves its confidence through Raft, with the recall named in the
+//! memory's history.
+
+use hindsight_core::command::{Command, CommandOutcome};
+use hindsight_core::retrieval::{
+    FeedbackEvent, FeedbackOutcome, LoggedHit, RecallId, RetrievalQuery,
+};
+use hindsight_core::{
+    Memory, MemoryId, RecallRequest, RecallResponse, RetrievalRecord, Timestamp, ValidationError,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::error::NodeError;
+use crate::node::Node;
+
+/// The principal of a request on a node that runs without authentication.
+pub const ANONYMOUS: &str = "anonymous";
+
+/// What feedback did to a memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FeedbackReport {
+    /// The memory after the feedback.
+    pub memory: Memory,
+    pub confidence_before: f32,
+    pub confidence_after: f32,
+    /// False when the same feedback on this recall and memory came before: nothing changed.
+    pub applied: bool,
+}
+
+/// Records a served recall and gives the response its recall id. A log that cannot be written
+/// costs the caller its recall id, not its answer.
+pub(crate) fn log_recall(
+    node: &Node,
+    request: RecallRequest,
+    response: &mut RecallResponse,
+    at: Timestamp,
+) {
+    let Ok(log) = node.retrieval_log() else {
+        return;
+    };
+    if !log.enabled() {
+        return;
+    }
+    let id = RecallId::new(at.millis(), rand::random());
+    let record = RetrievalRecord {
+        id,
+        at,
+        principal: ANONYMOUS.to_string(),
+        request,
+        hits: response
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(n, h)| LoggedHit {
+                memory: h.memory.id,
+                bank: h.memory.bank.clone(),
+                rank: n as u32 + 1,
+                score: h.score,
+                content: h.memory.content.clone(),
+                explain: h.explain.clone(),
+            })
+            .collect(),
+        latency_micros: response.took_micros,
+        feedback: vec![],
+    };
+    match log.record(&record) {
+        Ok(()) => response.recall_id = Some(id),
+        Err(e) => tracing::warn!(error = %e, "could not write the retrieval log"),
+    }
+}
+
+pub(crate) async fn feedback(
+    node: &Node,
+    recall: RecallId,
+    memory: MemoryId,
+    outcome: FeedbackOutcome,
+) -> Result<FeedbackReport, NodeError> {
+    let log = node.retrieval_log()?;
+    if !log.enabled() {
+        return Err(NodeError::FailedPrecondition(
+            "the retrieval log is off on this node (retrieval_log.enabled = false), so feedback \
+             has no recall to refer to"
+                .into(),
+        ));
+    }
+    // One feedback at a time: the duplicate check and the log update below must not interleave.
+    let _serial = node.feedback_lock().await;
+    let record = log
+        .get(recall)
+        .map_err(NodeError::internal)?
+        .ok_or_else(|| {
+            NodeError::NotFound(format!(
+            "recall {recall} is not in this node's retrieval log (made elsewhere, or older than \
+             retrieval_log.max_age_days)"
+        ))
+        })?;
+    if record.hit(memory).is_none() {
+        return Err(NodeError::Invalid(ValidationError::Invalid(format!(
+            "memory {memory} was not among the {} results of recall {recall}",
+            record.hits.len()
+        ))));
+    }
+    if record
+        .feedback
+        .iter()
+        .any(|f| f.memory == memory && f.outcome == outcome)
+    {
+        let current = node.get(memory).await?;
+        return Ok(FeedbackReport {
+            confidence_before: current.confidence,
+            confidence_after: current.confidence,
+            memory: current,
+            applied: false,
+        });
+    }
+    let settings = &node.config().feedback;
+    let delta = settings.confidence_after(outcome, 0.5) - 0.5;
+    let at = Timestamp::now();
+    let (log_index, result) = node
+        .propose(Command::Feedback {
+            id: memory,
+            recall,
+            outcome,
+            delta,
+            at,
+            principal: ANONYMOUS.to_string(),
+        })
+        .await?;
+    let (before, after) = match result {
+        CommandOutcome::FeedbackApplied {
+            confidence_before,
+            confidence_after,
+        } => (confidence_before, confidence_after),
+        CommandOutcome::Rejected { reason, not_found } => {
+            return Err(NodeError::refused(reason, not_found))
+        }
+        other => {
+            return Err(NodeError::internal(format!(
+                "unexpected outcome of feedback: {other:?}"
+            )))
+        }
+    };
+    let event = FeedbackEvent {
+        memory,
+        outcome,
+        at,
+        principal: ANONYMOUS.to_string(),
+        confidence_before: before,
+        confidence_after: after,
+    };
+    if let Err(e) = log.update(recall, |r| {
+        r.feedback.push(event);
+        Ok::<(), ()>(())
+    }) {
+        tracing::warn!(%recall, error = %e, "feedback applied but not written to the retrieval log");
+    }
+    metrics::counter!("hindsight_feedback_total", "outcome" => outcome.as_str()).increment(1);
+    let current = node.get(memory).await?;
+    let view = node.bank_view(&current.bank).await?;
+    node.wait_indexed(view, log_index).await?;
+    if matches!(outcome, FeedbackOutcome::Wrong) && node.config().review.on_likely_conflict {
+        node.hint_review(&current.bank).await;
+    }
+    Ok(FeedbackReport {
+        memory: current,
+        confidence_before: before,
+        confidence_after: after,
+        applied: true,
+    })
+}
+
+pub(crate) fn list(node: &Node, query: &RetrievalQuery) -> Result<Vec<RetrievalRecord>, NodeError> {
+    node.retrieval_log()?
+        .list(query)
+        .map_err(NodeError::internal)
+}
+
+pub(crate) fn get(node: &Node, recall: RecallId) -> Result<RetrievalRecord, NodeError> {
+    node.retrieval_log()?
+        .get(recall)
+        .map_err(NodeError::internal)?
+        .ok_or_else(|| {
+            NodeError::NotFound(format!(
+                "recall {recall} is not in this node's retrieval log"
+            ))
+        })
+}
