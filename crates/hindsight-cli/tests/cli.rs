@@ -351,3 +351,85 @@ fn review_supersedes_a_changed_preference_and_keeps_the_past_answerable() {
     );
     server.kill();
 }
+
+#[test]
+fn the_retrieval_log_says_what_a_bank_returned_for_a_query_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("serve.log");
+    let server = Server::start(&dir.path().join("data"), &log);
+    let bank = "cli/log";
+    for content in [
+        "The user prefers green tea in the morning",
+        "The deploy pipeline runs every Friday at noon",
+    ] {
+        server.json(&["write", "--bank", bank, "--content", content]);
+    }
+    let recall = server.json(&[
+        "recall",
+        "--bank",
+        bank,
+        "--query",
+        "what tea does the user like",
+        "--intent",
+        "preferences",
+    ]);
+    let recall_id = recall["recall_id"]
+        .as_str()
+        .expect("a recall id")
+        .to_string();
+    let top = ids(&recall)[0].clone();
+    let feedback = server.json(&["feedback", &recall_id, &top, "helpful"]);
+    assert_eq!(feedback["applied"], true, "{feedback}");
+
+    let listed = server.json(&[
+        "log", "list", "--bank", bank, "--query", "tea", "--since", "1h",
+    ]);
+    let listed = listed.as_array().expect("a list of recalls");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["recall_id"], recall_id.as_str());
+    let shown = server.json(&["log", "show", &recall_id]);
+    assert_eq!(shown["query"], "what tea does the user like");
+    assert_eq!(shown["options"]["intent"], "preferences");
+    assert_eq!(shown["results"][0]["memory_id"], top.as_str());
+    assert!(
+        shown["results"][0]["explain"]["arms"]
+            .as_array()
+            .unwrap()
+            .len()
+            >= 1
+    );
+    assert_eq!(shown["feedback"][0]["outcome"], "helpful");
+    // Yesterday's log holds nothing from today.
+    let yesterday = server.json(&["log", "list", "--bank", bank, "--since", "yesterday"]);
+    assert_eq!(yesterday.as_array().unwrap().len(), 0, "{yesterday}");
+
+    let out = dir.path().join("recalls.jsonl");
+    let export = server.run(&[
+        "log",
+        "export",
+        "--bank",
+        bank,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let lines: Vec<Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["recall_id"], recall_id.as_str());
+
+    let refused = server.run(&["feedback", &recall_id, &top, "great"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("used helpful wrong harmful"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
