@@ -391,13 +391,10 @@ fn the_retrieval_log_says_what_a_bank_returned_for_a_query_and_why() {
     assert_eq!(shown["query"], "what tea does the user like");
     assert_eq!(shown["options"]["intent"], "preferences");
     assert_eq!(shown["results"][0]["memory_id"], top.as_str());
-    assert!(
-        shown["results"][0]["explain"]["arms"]
-            .as_array()
-            .unwrap()
-            .len()
-            >= 1
-    );
+    assert!(!shown["results"][0]["explain"]["arms"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     assert_eq!(shown["feedback"][0]["outcome"], "helpful");
     // Yesterday's log holds nothing from today.
     let yesterday = server.json(&["log", "list", "--bank", bank, "--since", "yesterday"]);
