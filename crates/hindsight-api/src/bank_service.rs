@@ -2,6 +2,9 @@ use hindsight_core::BankName;
 use hindsight_node::Node;
 use tonic::{Request, Response, Status};
 
+use hindsight_core::auth::Right;
+
+use crate::access::{principal, require};
 use crate::pb;
 use crate::pb::bank_service_server::BankService;
 use crate::status::{from_node, invalid};
@@ -28,8 +31,10 @@ impl BankService for BankApi {
         &self,
         request: Request<pb::CreateBankRequest>,
     ) -> Result<Response<pb::CreateBankResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let name = bank_name(&request.name)?;
+        require(&caller, Right::Admin, &name)?;
         let patch = request
             .settings
             .unwrap_or_default()
@@ -49,7 +54,9 @@ impl BankService for BankApi {
         &self,
         request: Request<pb::GetBankRequest>,
     ) -> Result<Response<pb::GetBankResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let name = bank_name(&request.into_inner().name)?;
+        require(&caller, Right::Read, &name)?;
         let info = self.node.get_bank(name).await.map_err(from_node)?;
         Ok(Response::new(pb::GetBankResponse {
             info: Some((&info).into()),
@@ -58,9 +65,11 @@ impl BankService for BankApi {
 
     async fn list_banks(
         &self,
-        _request: Request<pb::ListBanksRequest>,
+        request: Request<pb::ListBanksRequest>,
     ) -> Result<Response<pb::ListBanksResponse>, Status> {
-        let banks = self.node.list_banks().await.map_err(from_node)?;
+        let caller = principal(&self.node, &request)?;
+        let mut banks = self.node.list_banks().await.map_err(from_node)?;
+        banks.retain(|b| caller.may(Right::Read, &b.config.name));
         Ok(Response::new(pb::ListBanksResponse {
             banks: banks.iter().map(pb::BankInfo::from).collect(),
         }))
@@ -70,8 +79,10 @@ impl BankService for BankApi {
         &self,
         request: Request<pb::UpdateBankRequest>,
     ) -> Result<Response<pb::UpdateBankResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let name = bank_name(&request.name)?;
+        require(&caller, Right::Admin, &name)?;
         let patch = request
             .patch
             .unwrap_or_default()
@@ -91,7 +102,9 @@ impl BankService for BankApi {
         &self,
         request: Request<pb::DeleteBankRequest>,
     ) -> Result<Response<pb::DeleteBankResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let name = bank_name(&request.into_inner().name)?;
+        require(&caller, Right::Admin, &name)?;
         let removed = self.node.delete_bank(name).await.map_err(from_node)?;
         Ok(Response::new(pb::DeleteBankResponse {
             memories_removed: removed as u64,

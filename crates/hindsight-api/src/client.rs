@@ -1,6 +1,7 @@
 use std::error::Error as _;
 use std::time::Duration;
 
+use hindsight_core::auth::{ApiKey, Grant};
 use hindsight_core::retrieval::{RecallId, RetrievalQuery};
 use hindsight_core::review::Conflict;
 use hindsight_core::{
@@ -10,6 +11,9 @@ use hindsight_core::{
 use hindsight_node::reflecting::ReflectReport;
 use hindsight_node::{BankInfo, BankPatch, FeedbackReport, ReviewReport, Trace};
 use hindsight_review::reflect::TaskTrace;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::service::Interceptor;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::client_error::ClientError;
@@ -29,9 +33,31 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Clone, Debug)]
 pub struct HindsightClient {
     addr: String,
-    memory: MemoryServiceClient<Channel>,
-    banks: BankServiceClient<Channel>,
-    node: NodeServiceClient<Channel>,
+    channel: Channel,
+    memory: MemoryServiceClient<AuthedChannel>,
+    banks: BankServiceClient<AuthedChannel>,
+    node: NodeServiceClient<AuthedChannel>,
+}
+
+/// A channel whose every request carries the client's API key, if it has one.
+pub type AuthedChannel = InterceptedService<Channel, ApiKeyHeader>;
+
+/// Adds `authorization: Bearer <key>` to each request.
+#[derive(Clone, Debug, Default)]
+pub struct ApiKeyHeader(Option<MetadataValue<Ascii>>);
+
+impl Interceptor for ApiKeyHeader {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert(crate::access::AUTHORIZATION, value.clone());
+        }
+        Ok(request)
+    }
 }
 
 impl HindsightClient {
@@ -59,18 +85,63 @@ impl HindsightClient {
                 addr: shown.clone(),
                 reason: connect_failure(&e, timeout),
             })?;
-        Ok(HindsightClient {
-            addr: shown,
-            memory: MemoryServiceClient::new(channel.clone())
+        Ok(Self::over(shown, channel, ApiKeyHeader::default()))
+    }
+
+    fn over(addr: String, channel: Channel, key: ApiKeyHeader) -> Self {
+        HindsightClient {
+            addr,
+            memory: MemoryServiceClient::with_interceptor(channel.clone(), key.clone())
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
-            banks: BankServiceClient::new(channel.clone())
+            banks: BankServiceClient::with_interceptor(channel.clone(), key.clone())
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
-            node: NodeServiceClient::new(channel)
+            node: NodeServiceClient::with_interceptor(channel.clone(), key)
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
-        })
+            channel,
+        }
+    }
+
+    /// The same connection, sending `key` with every request (none: send no key).
+    pub fn with_api_key(&self, key: Option<&str>) -> Result<Self, ClientError> {
+        let header = match key.map(str::trim).filter(|k| !k.is_empty()) {
+            Some(key) => ApiKeyHeader(Some(format!("Bearer {key}").parse().map_err(|_| {
+                ValidationError::Invalid("the API key holds characters a header cannot".into())
+            })?)),
+            None => ApiKeyHeader(None),
+        };
+        Ok(Self::over(self.addr.clone(), self.channel.clone(), header))
+    }
+
+    /// A new API key for `principal` (needs admin on every bank); the key is shown only here.
+    pub async fn create_api_key(
+        &self,
+        principal: &str,
+        grants: &[Grant],
+    ) -> Result<(String, ApiKey), ClientError> {
+        let request = pb::CreateApiKeyRequest {
+            principal: principal.to_string(),
+            grants: grants.iter().map(ToString::to_string).collect(),
+        };
+        let response = self.answer(self.node.clone().create_api_key(request).await)?;
+        Ok((response.key, read(missing(response.info, "info")?)?))
+    }
+
+    pub async fn revoke_api_key(&self, id: &str) -> Result<ApiKey, ClientError> {
+        let request = pb::RevokeApiKeyRequest { id: id.to_string() };
+        read(self.answer(self.node.clone().revoke_api_key(request).await)?)
+    }
+
+    pub async fn api_keys(&self) -> Result<Vec<ApiKey>, ClientError> {
+        let response = self.answer(
+            self.node
+                .clone()
+                .list_api_keys(pb::ListApiKeysRequest {})
+                .await,
+        )?;
+        read_all(response.keys)
     }
 
     /// The server address, as `HOST:PORT`.
@@ -79,15 +150,15 @@ impl HindsightClient {
     }
 
     /// The generated clients, for calls in the wire types.
-    pub fn memory_client(&self) -> MemoryServiceClient<Channel> {
+    pub fn memory_client(&self) -> MemoryServiceClient<AuthedChannel> {
         self.memory.clone()
     }
 
-    pub fn bank_client(&self) -> BankServiceClient<Channel> {
+    pub fn bank_client(&self) -> BankServiceClient<AuthedChannel> {
         self.banks.clone()
     }
 
-    pub fn node_client(&self) -> NodeServiceClient<Channel> {
+    pub fn node_client(&self) -> NodeServiceClient<AuthedChannel> {
         self.node.clone()
     }
 

@@ -1,6 +1,7 @@
 //! The network face of a Hindsight node: the gRPC services (`hindsight.v1` plus the standard health
 //! and reflection services), the HTTP probes, and a client for them.
 
+mod access;
 mod bank_service;
 mod client;
 mod client_error;
@@ -23,7 +24,7 @@ pub mod pb {
 }
 
 pub use bank_service::BankApi;
-pub use client::{HindsightClient, DEFAULT_CONNECT_TIMEOUT};
+pub use client::{ApiKeyHeader, AuthedChannel, HindsightClient, DEFAULT_CONNECT_TIMEOUT};
 pub use client_error::ClientError;
 pub use error::ApiError;
 pub use memory_service::MemoryApi;

@@ -3,6 +3,9 @@ use hindsight_core::{BankName, FeedbackOutcome, MemoryId, RecallRequest, WriteRe
 use hindsight_node::Node;
 use tonic::{Request, Response, Status};
 
+use hindsight_core::auth::Right;
+
+use crate::access::{principal, require, require_on_memory};
 use crate::convert::opt_time;
 use crate::convert::retrieval::recall_id;
 use crate::pb;
@@ -30,7 +33,9 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::WriteRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request: WriteRequest = parse(request.into_inner())?;
+        require(&caller, Right::Write, &request.bank)?;
         let outcome = self.node.write(request).await.map_err(from_node)?;
         Ok(Response::new((&outcome).into()))
     }
@@ -39,6 +44,7 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::WriteBatchRequest>,
     ) -> Result<Response<pb::WriteBatchResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let requests = request
             .into_inner()
             .items
@@ -49,6 +55,9 @@ impl MemoryService for MemoryApi {
                     .map_err(|e| Status::invalid_argument(format!("item {i}: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        for item in &requests {
+            require(&caller, Right::Write, &item.bank)?;
+        }
         let outcomes = self.node.write_batch(requests).await.map_err(from_node)?;
         Ok(Response::new(pb::WriteBatchResponse {
             outcomes: outcomes.iter().map(pb::WriteResponse::from).collect(),
@@ -59,8 +68,17 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::RecallRequest>,
     ) -> Result<Response<pb::RecallResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request: RecallRequest = parse(request.into_inner())?;
-        let response = self.node.recall(request).await.map_err(from_node)?;
+        // Every bank of a recall over several is checked: one without the right refuses it all.
+        for bank in &request.banks {
+            require(&caller, Right::Read, bank)?;
+        }
+        let response = self
+            .node
+            .recall_as(&caller.name, request)
+            .await
+            .map_err(from_node)?;
         Ok(Response::new((&response).into()))
     }
 
@@ -68,8 +86,10 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::GetRequest>,
     ) -> Result<Response<pb::GetResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let id: MemoryId = request.into_inner().id.parse().map_err(invalid)?;
         let memory = self.node.get(id).await.map_err(from_node)?;
+        require_on_memory(&caller, Right::Read, &memory.bank, &id.to_string())?;
         Ok(Response::new(pb::GetResponse {
             memory: Some((&memory).into()),
         }))
@@ -79,8 +99,10 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::TraceRequest>,
     ) -> Result<Response<pb::TraceResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let id: MemoryId = request.into_inner().id.parse().map_err(invalid)?;
         let trace = self.node.trace(id).await.map_err(from_node)?;
+        require_on_memory(&caller, Right::Read, &trace.memory.bank, &id.to_string())?;
         Ok(Response::new((&trace).into()))
     }
 
@@ -88,8 +110,11 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ForgetRequest>,
     ) -> Result<Response<pb::ForgetResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let id: MemoryId = request.id.parse().map_err(invalid)?;
+        let memory = self.node.get(id).await.map_err(from_node)?;
+        require_on_memory(&caller, Right::Write, &memory.bank, &request.id)?;
         let reason = request
             .reason
             .filter(|r| !r.trim().is_empty())
@@ -108,8 +133,10 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ReviewRequest>,
     ) -> Result<Response<pb::ReviewResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let bank: BankName = request.bank.parse().map_err(invalid)?;
+        require(&caller, Right::Write, &bank)?;
         let as_of = opt_time(request.as_of.as_deref()).map_err(invalid)?;
         let report = self.node.review(bank, as_of).await.map_err(from_node)?;
         Ok(Response::new((&report).into()))
@@ -119,8 +146,10 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ReflectRequest>,
     ) -> Result<Response<pb::ReflectResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let bank: BankName = request.bank.parse().map_err(invalid)?;
+        require(&caller, Right::Write, &bank)?;
         let trace = crate::convert::reflect::trace_of(&request).map_err(invalid)?;
         let report = self
             .node
@@ -134,8 +163,10 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ListConflictsRequest>,
     ) -> Result<Response<pb::ListConflictsResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let bank: BankName = request.bank.parse().map_err(invalid)?;
+        require(&caller, Right::Read, &bank)?;
         let conflicts = self
             .node
             .conflicts(&bank, request.include_resolved)
@@ -150,8 +181,10 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ResolveConflictRequest>,
     ) -> Result<Response<pb::ResolveConflictResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let bank: BankName = request.bank.parse().map_err(invalid)?;
+        require(&caller, Right::Write, &bank)?;
         let outcome =
             hindsight_node::conflicts::parse_outcome(&request.outcome).map_err(from_node)?;
         let (conflict, changed) = self
@@ -169,13 +202,16 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::FeedbackRequest>,
     ) -> Result<Response<pb::FeedbackResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let recall = recall_id(&request.recall_id).map_err(invalid)?;
         let memory: MemoryId = request.memory_id.parse().map_err(invalid)?;
         let outcome: FeedbackOutcome = request.outcome.parse().map_err(invalid)?;
+        let bank = self.node.get(memory).await.map_err(from_node)?.bank;
+        require_on_memory(&caller, Right::Write, &bank, &request.memory_id)?;
         let report = self
             .node
-            .feedback(recall, memory, outcome)
+            .feedback_as(&caller.name, recall, memory, outcome)
             .await
             .map_err(from_node)?;
         Ok(Response::new((&report).into()))
@@ -185,8 +221,21 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ListRecallsRequest>,
     ) -> Result<Response<pb::ListRecallsResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
         let query: RetrievalQuery = parse(request.into_inner())?;
-        let recalls = self.node.recalls(&query).map_err(from_node)?;
+        match &query.bank {
+            Some(bank) => require(&caller, Right::Read, bank)?,
+            None if caller.may_everywhere(Right::Read) => {}
+            None => {
+                return Err(Status::permission_denied(format!(
+                    "{} may list the recalls of the banks it reads only: name one with `bank`",
+                    caller.name
+                )))
+            }
+        }
+        let mut recalls = self.node.recalls(&query).map_err(from_node)?;
+        // A recall over several banks is shown only to whoever may read all of them.
+        recalls.retain(|r| r.request.banks.iter().all(|b| caller.may(Right::Read, b)));
         Ok(Response::new(pb::ListRecallsResponse {
             recalls: recalls.iter().map(pb::LoggedRecall::from).collect(),
         }))
@@ -196,8 +245,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::GetRecallRequest>,
     ) -> Result<Response<pb::LoggedRecall>, Status> {
+        let caller = principal(&self.node, &request)?;
         let recall = recall_id(&request.into_inner().recall_id).map_err(invalid)?;
         let record = self.node.recall_record(recall).map_err(from_node)?;
+        for bank in &record.request.banks {
+            require(&caller, Right::Read, bank)?;
+        }
         Ok(Response::new((&record).into()))
     }
 }

@@ -1,9 +1,13 @@
 use hindsight_node::Node;
 use tonic::{Request, Response, Status};
 
+use hindsight_core::auth::Grant;
+
+use crate::access::{principal, require_global_admin};
 use crate::pb;
 use crate::pb::node_service_server::NodeService;
 use crate::server_status::ServerStatus;
+use crate::status::{from_node, invalid};
 
 /// `hindsight.v1.NodeService` over a node.
 #[derive(Clone)]
@@ -21,13 +25,63 @@ impl NodeApi {
 impl NodeService for NodeApi {
     async fn status(
         &self,
-        _request: Request<pb::StatusRequest>,
+        request: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusResponse>, Status> {
+        principal(&self.node, &request)?;
         let status = ServerStatus {
             node: self.node.status(),
             ready: self.node.is_ready(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         };
         Ok(Response::new((&status).into()))
+    }
+
+    async fn create_api_key(
+        &self,
+        request: Request<pb::CreateApiKeyRequest>,
+    ) -> Result<Response<pb::CreateApiKeyResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
+        require_global_admin(&caller)?;
+        let request = request.into_inner();
+        let grants = request
+            .grants
+            .iter()
+            .map(|g| g.parse::<Grant>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(invalid)?;
+        let issued = self
+            .node
+            .create_api_key(&request.principal, grants)
+            .await
+            .map_err(from_node)?;
+        tracing::info!(id = %issued.record.id, principal = %issued.record.principal, by = %caller.name, "API key created");
+        Ok(Response::new(pb::CreateApiKeyResponse {
+            key: issued.key,
+            info: Some((&issued.record).into()),
+        }))
+    }
+
+    async fn revoke_api_key(
+        &self,
+        request: Request<pb::RevokeApiKeyRequest>,
+    ) -> Result<Response<pb::ApiKeyInfo>, Status> {
+        let caller = principal(&self.node, &request)?;
+        require_global_admin(&caller)?;
+        let id = request.into_inner().id;
+        let key = self.node.revoke_api_key(&id).await.map_err(from_node)?;
+        tracing::info!(%id, by = %caller.name, "API key revoked");
+        Ok(Response::new((&key).into()))
+    }
+
+    async fn list_api_keys(
+        &self,
+        request: Request<pb::ListApiKeysRequest>,
+    ) -> Result<Response<pb::ListApiKeysResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
+        require_global_admin(&caller)?;
+        let keys = self.node.api_keys().map_err(from_node)?;
+        Ok(Response::new(pb::ListApiKeysResponse {
+            keys: keys.iter().map(pb::ApiKeyInfo::from).collect(),
+        }))
     }
 }

@@ -11,6 +11,8 @@ pub(crate) fn from_node(e: NodeError) -> Status {
         NodeError::AlreadyExists(m) => Status::already_exists(m),
         NodeError::FailedPrecondition(m) => Status::failed_precondition(m),
         NodeError::Unavailable(m) => Status::unavailable(m),
+        NodeError::Unauthenticated(m) => Status::unauthenticated(m),
+        NodeError::PermissionDenied(m) => Status::permission_denied(m),
         e @ (NodeError::Config(_) | NodeError::Internal(_)) => {
             // The client sees the message; the log keeps it for whoever runs the node.
             tracing::error!(error = %e, "request failed");

@@ -1,6 +1,5 @@
 //! `hindsight bank …`: bank administration.
 
-use hindsight_api::HindsightClient;
 use hindsight_core::strategy::Strategies;
 use hindsight_core::{BankConfig, BankName, ScoringWeights};
 use hindsight_node::BankPatch;
@@ -26,7 +25,7 @@ pub async fn run(command: BankCommand) -> anyhow::Result<()> {
 
 async fn create(args: BankEditArgs) -> anyhow::Result<()> {
     let name: BankName = args.name.parse()?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let settings = &args.settings;
     let patch = patch(settings, None, None)?;
     let partial_weights = patch.weights.is_none() && settings.any_weight();
@@ -45,7 +44,7 @@ async fn create(args: BankEditArgs) -> anyhow::Result<()> {
 
 async fn update(args: BankEditArgs) -> anyhow::Result<()> {
     let name: BankName = args.name.parse()?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let current = if args.settings.any_weight() || !args.settings.strategies.is_empty() {
         Some(client.get_bank(name.clone()).await?.config)
     } else {
@@ -63,7 +62,7 @@ async fn update(args: BankEditArgs) -> anyhow::Result<()> {
 
 async fn get(args: BankNameArgs) -> anyhow::Result<()> {
     let name: BankName = args.name.parse()?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let info = client.get_bank(name).await?;
     emit(
         args.client.json,
@@ -74,7 +73,7 @@ async fn get(args: BankNameArgs) -> anyhow::Result<()> {
 }
 
 async fn list(args: StatusArgs) -> anyhow::Result<()> {
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let banks = client.list_banks().await?;
     emit(
         args.client.json,
@@ -103,7 +102,7 @@ async fn list(args: StatusArgs) -> anyhow::Result<()> {
 
 async fn delete(args: BankNameArgs) -> anyhow::Result<()> {
     let name: BankName = args.name.parse()?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let removed = client.delete_bank(name.clone()).await?;
     emit(
         args.client.json,

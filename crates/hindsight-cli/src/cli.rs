@@ -50,6 +50,9 @@ pub enum Command {
     /// The retrieval log: what was recalled, by whom, what came back and why.
     #[command(subcommand)]
     Log(LogCommand),
+    /// Create, list and revoke API keys (needs an admin key).
+    #[command(subcommand)]
+    Key(KeyCommand),
     /// Replay a lifecycle benchmark and score the results.
     Eval(EvalArgs),
     /// Measure write and recall throughput and latency.
@@ -83,9 +86,25 @@ pub struct ClientOpts {
         value_name = "HOST:PORT"
     )]
     pub server: String,
+    /// The API key to send, when the server requires one (`hs_<id>_<secret>`).
+    #[arg(
+        long,
+        env = "HINDSIGHT_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub api_key: Option<String>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+impl ClientOpts {
+    /// A connection to the server that sends the API key, if one was given.
+    pub async fn connect(&self) -> anyhow::Result<hindsight_api::HindsightClient> {
+        let client = hindsight_api::HindsightClient::connect(&self.server).await?;
+        Ok(client.with_api_key(self.api_key.as_deref())?)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -190,6 +209,42 @@ pub struct RecallArgs {
     pub client: ClientOpts,
 }
 
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// A new key for a principal; the key is printed once and stored only as a hash.
+    Create(KeyCreateArgs),
+    /// Every key with its principal, grants and state (never the secrets).
+    List(KeyListArgs),
+    /// The key stops working at once.
+    Revoke(KeyRevokeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeyCreateArgs {
+    /// Who the key speaks for, e.g. support-bot.
+    #[arg(long)]
+    pub principal: String,
+    /// PATTERN=RIGHT, e.g. acme/team-*=write (read, write or admin); repeat for several.
+    #[arg(long = "grant", value_name = "PATTERN=RIGHT", required = true)]
+    pub grants: Vec<String>,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyListArgs {
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyRevokeArgs {
+    /// The key's id (the part after hs_ and before the next _).
+    pub id: String,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
 #[derive(Debug, Args)]
 pub struct FeedbackArgs {
     /// The recall id a recall printed.
@@ -253,13 +308,8 @@ pub struct LogExportArgs {
     /// Write here instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    #[arg(
-        long,
-        env = "HINDSIGHT_SERVER",
-        default_value = "127.0.0.1:7400",
-        value_name = "HOST:PORT"
-    )]
-    pub server: String,
+    #[command(flatten)]
+    pub client: ClientOpts,
 }
 
 #[derive(Debug, Args)]

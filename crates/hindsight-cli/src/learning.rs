@@ -3,7 +3,6 @@
 use std::io::Write as _;
 
 use anyhow::Context;
-use hindsight_api::HindsightClient;
 use hindsight_core::retrieval::{RecallId, RetrievalQuery};
 use hindsight_core::time::MILLIS_PER_DAY;
 use hindsight_core::{FeedbackOutcome, MemoryId, RetrievalRecord, Timestamp};
@@ -22,7 +21,7 @@ pub async fn feedback(args: FeedbackArgs) -> anyhow::Result<()> {
     let recall: RecallId = args.recall_id.parse()?;
     let memory: MemoryId = args.memory_id.parse()?;
     let outcome: FeedbackOutcome = args.outcome.parse()?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let report = client.feedback(recall, memory, outcome).await?;
     emit(
         args.client.json,
@@ -47,7 +46,7 @@ pub async fn log(command: LogCommand) -> anyhow::Result<()> {
     match command {
         LogCommand::List(args) => {
             let query = query(&args.filter, DEFAULT_LIMIT, Timestamp::now())?;
-            let client = HindsightClient::connect(&args.client.server).await?;
+            let client = args.client.connect().await?;
             let recalls = client.recalls(&query).await?;
             emit(
                 args.client.json,
@@ -57,7 +56,7 @@ pub async fn log(command: LogCommand) -> anyhow::Result<()> {
         }
         LogCommand::Show(args) => {
             let recall: RecallId = args.recall_id.parse()?;
-            let client = HindsightClient::connect(&args.client.server).await?;
+            let client = args.client.connect().await?;
             let record = client.recall_record(recall).await?;
             emit(
                 args.client.json,
@@ -67,7 +66,7 @@ pub async fn log(command: LogCommand) -> anyhow::Result<()> {
         }
         LogCommand::Export(args) => {
             let query = query(&args.filter, EXPORT_LIMIT, Timestamp::now())?;
-            let client = HindsightClient::connect(&args.server).await?;
+            let client = args.client.connect().await?;
             let recalls = client.recalls(&query).await?;
             let mut out: Box<dyn std::io::Write> = match &args.out {
                 Some(path) => Box::new(std::io::BufWriter::new(

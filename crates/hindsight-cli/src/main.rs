@@ -5,6 +5,7 @@ mod bench;
 mod cli;
 mod eval;
 mod json;
+mod keys;
 mod learning;
 mod output;
 mod progress;
@@ -60,6 +61,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Status(args) => status::run(args).await,
         Command::Feedback(args) => learning::feedback(args).await,
         Command::Log(command) => learning::log(command).await,
+        Command::Key(command) => keys::run(command).await,
         Command::Eval(args) => eval::run(args).await,
         Command::Bench(args) => bench::run(args).await,
     }

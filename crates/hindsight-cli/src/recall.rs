@@ -1,4 +1,3 @@
-use hindsight_api::HindsightClient;
 use hindsight_core::recall::RecallFilters;
 use hindsight_core::{RecallRequest, RecallResponse, Timestamp};
 
@@ -49,7 +48,7 @@ pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
             .context
             .insert(key.trim().to_string(), value.trim().to_string());
     }
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let response = client.recall(request).await?;
     emit(
         args.client.json,

@@ -1,6 +1,5 @@
 //! Commands on one record: get, trace, forget.
 
-use hindsight_api::HindsightClient;
 use hindsight_core::MemoryId;
 use serde_json::json;
 
@@ -11,7 +10,7 @@ use crate::table::{clip, Table};
 
 pub async fn get(args: IdArgs) -> anyhow::Result<()> {
     let id: MemoryId = args.id.parse()?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let memory = client.get(id).await?;
     emit(
         args.client.json,
@@ -23,7 +22,7 @@ pub async fn get(args: IdArgs) -> anyhow::Result<()> {
 
 pub async fn trace(args: IdArgs) -> anyhow::Result<()> {
     let id: MemoryId = args.id.parse()?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let trace = client.trace(id).await?;
     emit(
         args.client.json,
@@ -69,7 +68,7 @@ pub async fn trace(args: IdArgs) -> anyhow::Result<()> {
 
 pub async fn forget(args: ForgetArgs) -> anyhow::Result<()> {
     let id: MemoryId = args.id.parse()?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let changed = client
         .forget(id, args.hard, args.reason.unwrap_or_default())
         .await?;

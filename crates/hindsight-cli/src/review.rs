@@ -1,4 +1,3 @@
-use hindsight_api::HindsightClient;
 use hindsight_core::Timestamp;
 
 use anyhow::Context;
@@ -16,7 +15,7 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(Timestamp::parse_rfc3339)
         .transpose()?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let report = client.review(bank, as_of).await?;
     emit(
         args.client.json,
@@ -88,7 +87,7 @@ pub async fn reflect(args: ReflectArgs) -> anyhow::Result<()> {
     };
     let trace: TaskTrace = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a task trace", args.trace.display()))?;
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let report = client
         .reflect(bank, &trace, args.task_id, args.dry_run)
         .await?;
@@ -129,7 +128,7 @@ pub async fn reflect(args: ReflectArgs) -> anyhow::Result<()> {
 pub async fn conflicts(command: ConflictsCommand) -> anyhow::Result<()> {
     match command {
         ConflictsCommand::List(args) => {
-            let client = HindsightClient::connect(&args.client.server).await?;
+            let client = args.client.connect().await?;
             let conflicts = client.conflicts(args.bank.parse()?, args.all).await?;
             emit(
                 args.client.json,
@@ -154,7 +153,7 @@ pub async fn conflicts(command: ConflictsCommand) -> anyhow::Result<()> {
             );
         }
         ConflictsCommand::Resolve(args) => {
-            let client = HindsightClient::connect(&args.client.server).await?;
+            let client = args.client.connect().await?;
             let (conflict, changed) = client
                 .resolve_conflict(args.bank.parse()?, args.id, &args.outcome, &args.note)
                 .await?;

@@ -1,12 +1,10 @@
-use hindsight_api::HindsightClient;
-
 use crate::cli::StatusArgs;
 use crate::json;
 use crate::output::emit;
 use crate::table::Table;
 
 pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let status = client.status().await?;
     emit(
         args.client.json,

@@ -28,7 +28,9 @@ impl Target {
     }
 
     pub async fn remote(server: &str) -> Result<Target> {
-        let client = hindsight_api::HindsightClient::connect(server).await?;
+        let client = hindsight_api::HindsightClient::connect(server)
+            .await?
+            .with_api_key(std::env::var("HINDSIGHT_API_KEY").ok().as_deref())?;
         Ok(Target::Remote(Box::new(client), server.to_string()))
     }
 

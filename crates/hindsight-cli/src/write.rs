@@ -1,7 +1,6 @@
 use std::io::Read;
 
 use anyhow::Context;
-use hindsight_api::HindsightClient;
 use hindsight_core::{Disposition, Kind, Provenance, Timestamp, WriteRequest};
 
 use crate::cli::WriteArgs;
@@ -48,7 +47,7 @@ pub async fn run(args: WriteArgs) -> anyhow::Result<()> {
         tags: args.tags,
         metadata: args.metadata.into_iter().collect(),
     };
-    let client = HindsightClient::connect(&args.client.server).await?;
+    let client = args.client.connect().await?;
     let outcome = client.write(request).await?;
     emit(
         args.client.json,

@@ -1,6 +1,7 @@
 //! Applying a [`Command`] to state. Pure: the store supplies reads and takes writes through
 //! [`StateMut`], and every replica that applies the same log reaches the same state.
 
+use crate::auth::ApiKey;
 use crate::bank::{BankConfig, BankName};
 use crate::command::{AccessHit, Command, CommandOutcome, WriteItem, WriteResult};
 use crate::history::{FieldChange, HistoryEntry, HistoryKind};
@@ -28,6 +29,8 @@ pub trait StateMut {
     fn put_review_state(&mut self, bank: &BankName, state: &ReviewState);
     fn conflict(&self, bank: &BankName, id: u64) -> Option<Conflict>;
     fn put_conflict(&mut self, conflict: &Conflict);
+    fn api_key(&self, id: &str) -> Option<ApiKey>;
+    fn put_api_key(&mut self, key: &ApiKey);
 }
 
 /// What an apply changed, so derived indexes on every replica can follow.
@@ -153,6 +156,23 @@ impl<S: StateMut> Ctx<'_, S> {
                 at,
                 principal,
             } => self.feedback(*id, *recall, *outcome, *delta, *at, principal),
+            Command::CreateApiKey { key } => {
+                if self.state.api_key(&key.id).is_some() {
+                    return rejected(format!("API key {} already exists", key.id), false);
+                }
+                self.state.put_api_key(key);
+                CommandOutcome::ApiKeyCreated
+            }
+            Command::RevokeApiKey { id, at } => {
+                let Some(mut key) = self.state.api_key(id) else {
+                    return rejected(format!("API key {id} does not exist"), true);
+                };
+                if key.revoked_at.is_none() {
+                    key.revoked_at = Some(*at);
+                    self.state.put_api_key(&key);
+                }
+                CommandOutcome::ApiKeyRevoked
+            }
         }
     }
 
@@ -783,6 +803,7 @@ mod tests {
         history: Vec<HistoryEntry>,
         reviews: HashMap<BankName, ReviewState>,
         conflicts: BTreeMap<(BankName, u64), Conflict>,
+        keys: HashMap<String, ApiKey>,
     }
 
     impl StateMut for MemState {
@@ -829,6 +850,14 @@ mod tests {
         fn put_conflict(&mut self, conflict: &Conflict) {
             self.conflicts
                 .insert((conflict.bank.clone(), conflict.id), conflict.clone());
+        }
+
+        fn api_key(&self, id: &str) -> Option<ApiKey> {
+            self.keys.get(id).cloned()
+        }
+
+        fn put_api_key(&mut self, key: &ApiKey) {
+            self.keys.insert(key.id.clone(), key.clone());
         }
     }
 

@@ -1,5 +1,6 @@
 use serde::{Deserialize, Serialize};
 
+use crate::auth::ApiKey;
 use crate::bank::{BankConfig, BankName};
 use crate::id::MemoryId;
 use crate::memory::Memory;
@@ -68,6 +69,15 @@ pub enum Command {
         at: Timestamp,
         principal: String,
     },
+    /// A new API key (its secret's hash only).
+    CreateApiKey {
+        key: ApiKey,
+    },
+    /// The key stops working from `at` on; the record stays, for the audit trail.
+    RevokeApiKey {
+        id: String,
+        at: Timestamp,
+    },
     /// A person's (or a stronger judge's) answer to a queued conflict.
     ResolveConflict {
         bank: BankName,
@@ -133,6 +143,8 @@ pub enum CommandOutcome {
     ConflictResolved {
         changed: Vec<MemoryId>,
     },
+    ApiKeyCreated,
+    ApiKeyRevoked,
     FeedbackApplied {
         confidence_before: f32,
         confidence_after: f32,

@@ -11,6 +11,7 @@ pub mod intent;
 pub mod limits;
 #[macro_use]
 pub mod memory;
+pub mod auth;
 pub mod recall;
 pub mod retrieval;
 pub mod review;

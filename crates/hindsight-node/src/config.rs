@@ -13,6 +13,7 @@ use hindsight_core::{Limits, ScoringWeights};
 use hindsight_store::RetrievalRetention;
 use serde::{Deserialize, Serialize};
 
+use crate::access::AuthSection;
 use crate::error::NodeError;
 use crate::reflecting::ReflectorKind;
 
@@ -34,6 +35,8 @@ pub struct NodeConfig {
     pub feedback: FeedbackSettings,
     /// Which automatic writes must show they are worth keeping, and how much.
     pub importance: ImportanceConfig,
+    /// API keys and rights; off by default for a node on loopback.
+    pub auth: AuthSection,
 }
 
 /// How `reflect` turns a finished task's trace into memories.
@@ -262,6 +265,7 @@ const SECTIONS: &[&str] = &[
     "retrieval_log",
     "feedback",
     "importance",
+    "auth",
 ];
 
 impl NodeConfig {

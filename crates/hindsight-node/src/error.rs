@@ -13,6 +13,12 @@ pub enum NodeError {
     /// The request is valid but the state does not allow it now.
     #[error("{0}")]
     FailedPrecondition(String),
+    /// The request carries no valid credentials.
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// The caller is known but lacks the right.
+    #[error("{0}")]
+    PermissionDenied(String),
     /// Not serving right now (starting, shutting down, no leader); the caller may retry.
     #[error("{0}")]
     Unavailable(String),

@@ -14,9 +14,6 @@ use serde::{Deserialize, Serialize};
 use crate::error::NodeError;
 use crate::node::Node;
 
-/// The principal of a request on a node that runs without authentication.
-pub const ANONYMOUS: &str = "anonymous";
-
 /// What feedback did to a memory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FeedbackReport {
@@ -32,6 +29,7 @@ pub struct FeedbackReport {
 /// costs the caller its recall id, not its answer.
 pub(crate) fn log_recall(
     node: &Node,
+    principal: &str,
     request: RecallRequest,
     response: &mut RecallResponse,
     at: Timestamp,
@@ -46,7 +44,7 @@ pub(crate) fn log_recall(
     let record = RetrievalRecord {
         id,
         at,
-        principal: ANONYMOUS.to_string(),
+        principal: principal.to_string(),
         request,
         hits: response
             .hits
@@ -72,6 +70,7 @@ pub(crate) fn log_recall(
 
 pub(crate) async fn feedback(
     node: &Node,
+    principal: &str,
     recall: RecallId,
     memory: MemoryId,
     outcome: FeedbackOutcome,
@@ -124,7 +123,7 @@ pub(crate) async fn feedback(
             outcome,
             delta,
             at,
-            principal: ANONYMOUS.to_string(),
+            principal: principal.to_string(),
         })
         .await?;
     let (before, after) = match result {
@@ -145,7 +144,7 @@ pub(crate) async fn feedback(
         memory,
         outcome,
         at,
-        principal: ANONYMOUS.to_string(),
+        principal: principal.to_string(),
         confidence_before: before,
         confidence_after: after,
     };

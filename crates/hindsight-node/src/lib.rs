@@ -1,6 +1,7 @@
 //! A Hindsight node: the service layer (write, recall, review, banks) over the replicated store, with
 //! one supervised actor per bank owning that bank's derived indexes.
 
+pub mod access;
 pub mod config;
 pub mod error;
 pub mod types;

@@ -3,6 +3,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use hindsight_core::auth::{ApiKey, Grant, Principal};
 use hindsight_core::command::{AccessHit, Command, CommandOutcome};
 use hindsight_core::recall::{RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::retrieval::{FeedbackOutcome, RecallId, RetrievalQuery};
@@ -17,6 +18,7 @@ use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
 
+use crate::access::{Authenticator, IssuedKey};
 use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
 use crate::config::NodeConfig;
 use crate::error::NodeError;
@@ -59,6 +61,7 @@ struct Inner {
     retrieval_log: Mutex<Option<Arc<RetrievalLog>>>,
     /// Feedback is checked against the log and recorded in it one request at a time.
     feedback_serial: tokio::sync::Mutex<()>,
+    authenticator: Authenticator,
 }
 
 impl Node {
@@ -97,6 +100,20 @@ impl Node {
                 .map_err(NodeError::internal)??
         };
 
+        let authenticator = Authenticator::new(&config.auth)?;
+        if authenticator.enabled() {
+            tracing::info!("authentication is on: every request needs an API key");
+        } else {
+            let loopback = config
+                .node
+                .grpc_addr
+                .parse::<std::net::SocketAddr>()
+                .is_ok_and(|a| a.ip().is_loopback());
+            tracing::warn!(
+                "AUTHENTICATION IS OFF (auth.enabled = false): every caller can read, write and delete every bank{}",
+                if loopback { "" } else { ", and this node listens beyond loopback" }
+            );
+        }
         let retrieval_log = Arc::new(
             RetrievalLog::open(
                 &data_dir.join("retrieval-log"),
@@ -153,6 +170,7 @@ impl Node {
                 reflector,
                 retrieval_log: Mutex::new(Some(retrieval_log)),
                 feedback_serial: tokio::sync::Mutex::new(()),
+                authenticator,
             }),
         };
         node.spawn_background_tasks();
@@ -181,7 +199,16 @@ impl Node {
     }
 
     pub async fn recall(&self, request: RecallRequest) -> Result<RecallResponse, NodeError> {
-        recall::recall(self, request).await
+        recall::recall(self, crate::access::OPEN_PRINCIPAL, request).await
+    }
+
+    /// [`Node::recall`] on behalf of an authenticated principal, whom the retrieval log names.
+    pub async fn recall_as(
+        &self,
+        principal: &str,
+        request: RecallRequest,
+    ) -> Result<RecallResponse, NodeError> {
+        recall::recall(self, principal, request).await
     }
 
     /// Feedback on a memory that recall `recall` returned (see [`FeedbackReport`]).
@@ -191,7 +218,41 @@ impl Node {
         memory: MemoryId,
         outcome: FeedbackOutcome,
     ) -> Result<FeedbackReport, NodeError> {
-        learning::feedback(self, recall, memory, outcome).await
+        self.feedback_as(crate::access::OPEN_PRINCIPAL, recall, memory, outcome)
+            .await
+    }
+
+    /// [`Node::feedback`] on behalf of an authenticated principal.
+    pub async fn feedback_as(
+        &self,
+        principal: &str,
+        recall: RecallId,
+        memory: MemoryId,
+        outcome: FeedbackOutcome,
+    ) -> Result<FeedbackReport, NodeError> {
+        learning::feedback(self, principal, recall, memory, outcome).await
+    }
+
+    /// Who sent `token`; every right when authentication is off.
+    pub fn authenticate(&self, token: Option<&str>) -> Result<Principal, NodeError> {
+        self.inner.authenticator.authenticate(self, token)
+    }
+
+    /// A new API key for `principal`; the whole key is in the answer only.
+    pub async fn create_api_key(
+        &self,
+        principal: &str,
+        grants: Vec<Grant>,
+    ) -> Result<IssuedKey, NodeError> {
+        crate::access::create_key(self, principal, grants).await
+    }
+
+    pub async fn revoke_api_key(&self, id: &str) -> Result<ApiKey, NodeError> {
+        crate::access::revoke_key(self, id).await
+    }
+
+    pub fn api_keys(&self) -> Result<Vec<ApiKey>, NodeError> {
+        self.reader().api_keys().map_err(NodeError::internal)
     }
 
     /// Logged recalls matching `query`, newest first.

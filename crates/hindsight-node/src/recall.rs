@@ -29,7 +29,11 @@ type ArmResult = (u128, f32, f32);
 /// An explicit time expression is a strong statement of intent, so the temporal arm counts double.
 const TEMPORAL_WEIGHT: f32 = 2.0;
 
-pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallResponse, NodeError> {
+pub async fn recall(
+    node: &Node,
+    principal: &str,
+    mut request: RecallRequest,
+) -> Result<RecallResponse, NodeError> {
     let started = Instant::now();
     request.validate(&node.config().limits)?;
     let mut views = Vec::with_capacity(request.banks.len());
@@ -95,7 +99,7 @@ pub async fn recall(node: &Node, mut request: RecallRequest) -> Result<RecallRes
             .collect();
         node.restore(archived, now).await?;
     }
-    crate::learning::log_recall(node, logged_request, &mut response, now);
+    crate::learning::log_recall(node, principal, logged_request, &mut response, now);
     Ok(response)
 }
 

@@ -56,6 +56,7 @@ pub(crate) const BANK_PREFIX: &[u8] = b"b/";
 pub(crate) const BANK_COUNT_PREFIX: &[u8] = b"n/";
 pub(crate) const REVIEW_PREFIX: &[u8] = b"r/";
 pub(crate) const CONFLICT_PREFIX: &[u8] = b"c/";
+pub(crate) const API_KEY_PREFIX: &[u8] = b"k/";
 pub(crate) const LAST_APPLIED: &[u8] = b"meta/last_applied";
 pub(crate) const MEMBERSHIP: &[u8] = b"meta/membership";
 
@@ -101,6 +102,10 @@ pub(crate) fn bank_count(name: &BankName) -> Vec<u8> {
 
 pub(crate) fn review_state(name: &BankName) -> Vec<u8> {
     join(&[REVIEW_PREFIX, name.as_str().as_bytes()])
+}
+
+pub(crate) fn api_key(id: &str) -> Vec<u8> {
+    join(&[API_KEY_PREFIX, id.as_bytes()])
 }
 
 /// All conflict keys of a bank; the NUL keeps bank `a` apart from bank `a.b`.

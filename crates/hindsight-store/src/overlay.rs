@@ -3,6 +3,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use hindsight_core::apply::StateMut;
+use hindsight_core::auth::ApiKey;
 use hindsight_core::{BankConfig, BankName, Conflict, HistoryEntry, Memory, MemoryId, ReviewState};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -219,6 +220,14 @@ impl StateMut for Overlay<'_> {
             keys::conflict(&conflict.bank, conflict.id),
             conflict,
         );
+    }
+
+    fn api_key(&self, id: &str) -> Option<ApiKey> {
+        self.get_or_record("API key", &keys::api_key(id))
+    }
+
+    fn put_api_key(&mut self, key: &ApiKey) {
+        self.put("API key", keys::api_key(&key.id), key);
     }
 }
 

@@ -1,6 +1,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use hindsight_core::auth::ApiKey;
 use hindsight_core::{BankConfig, BankName, Conflict, HistoryEntry, Memory, MemoryId, ReviewState};
 use serde::de::DeserializeOwned;
 use sled::{Db, Tree};
@@ -106,6 +107,23 @@ impl StateReader {
             "review state",
             &keys::review_state(bank),
         )
+    }
+
+    pub fn api_key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
+        get(&self.shared.tree(), "API key", &keys::api_key(id))
+    }
+
+    /// Every API key, revoked ones included, by id.
+    pub fn api_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
+        self.shared
+            .tree()
+            .scan_prefix(keys::API_KEY_PREFIX)
+            .values()
+            .map(|v| {
+                let bytes = v.map_err(|e| StoreError::storage("listing API keys", e))?;
+                decode("API key", &bytes)
+            })
+            .collect()
     }
 
     /// The bank's conflict queue, oldest first, resolved ones included.

@@ -1,0 +1,261 @@
+//! Authentication and rights (ARCHITECTURE §9): API keys of the form `hs_<id>_<secret>`, shown
+//! once when created and stored as the SHA-256 of the secret, bound to a principal with grants per
+//! bank pattern. The bootstrap admin key comes from the environment, never from the store.
+
+use hindsight_core::auth::{ApiKey, Grant, Principal, Right};
+use hindsight_core::command::{Command, CommandOutcome};
+use hindsight_core::{BankName, Timestamp, ValidationError};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::NodeError;
+use crate::node::Node;
+
+const KEY_PREFIX: &str = "hs_";
+/// The principal of every request on a node that runs without authentication.
+pub const OPEN_PRINCIPAL: &str = "anonymous";
+/// The principal of the bootstrap admin key.
+pub const ADMIN_PRINCIPAL: &str = "admin";
+
+/// `[auth]`: whether requests must carry an API key, and where the admin key comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthSection {
+    /// Off (the embedded default for a node on loopback), every request has every right and the
+    /// node says so in its log at start.
+    pub enabled: bool,
+    /// The environment variable holding the bootstrap admin key (`hs_<id>_<secret>`, any id and a
+    /// secret of at least 16 characters); required when auth is on.
+    pub admin_key_env: String,
+}
+
+impl Default for AuthSection {
+    fn default() -> Self {
+        AuthSection {
+            enabled: false,
+            admin_key_env: "HINDSIGHT_ADMIN_KEY".into(),
+        }
+    }
+}
+
+/// Checks keys against the store and the bootstrap admin key.
+pub struct Authenticator {
+    enabled: bool,
+    /// SHA-256 of the whole admin key.
+    admin: Option<[u8; 32]>,
+}
+
+impl Authenticator {
+    pub fn new(section: &AuthSection) -> Result<Self, NodeError> {
+        if !section.enabled {
+            return Ok(Authenticator {
+                enabled: false,
+                admin: None,
+            });
+        }
+        let key = std::env::var(&section.admin_key_env).map_err(|_| {
+            NodeError::Config(format!(
+                "auth.enabled needs the bootstrap admin key in ${}",
+                section.admin_key_env
+            ))
+        })?;
+        let (_, secret) = split_key(&key)
+            .map_err(|e| NodeError::Config(format!("${}: {e}", section.admin_key_env)))?;
+        if secret.len() < 16 {
+            return Err(NodeError::Config(format!(
+                "${}: the secret part must be at least 16 characters",
+                section.admin_key_env
+            )));
+        }
+        Ok(Authenticator {
+            enabled: true,
+            admin: Some(sha256(key.as_bytes())),
+        })
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Who sent `token` (the request's API key, if any).
+    pub fn authenticate(&self, node: &Node, token: Option<&str>) -> Result<Principal, NodeError> {
+        if !self.enabled {
+            return Ok(Principal::superuser(OPEN_PRINCIPAL));
+        }
+        let token = token
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                NodeError::Unauthenticated(
+                    "this node requires an API key: send it as `authorization: Bearer <key>`"
+                        .into(),
+                )
+            })?;
+        if self
+            .admin
+            .is_some_and(|admin| constant_time_eq(&admin, &sha256(token.as_bytes())))
+        {
+            return Ok(Principal::superuser(ADMIN_PRINCIPAL));
+        }
+        let (id, secret) =
+            split_key(token).map_err(|e| NodeError::Unauthenticated(e.to_string()))?;
+        let key = node
+            .reader()
+            .api_key(id)
+            .map_err(NodeError::internal)?
+            .ok_or_else(|| NodeError::Unauthenticated(format!("unknown API key {id}")))?;
+        let given = sha256(secret.as_bytes());
+        let stored = hex::decode(&key.secret_sha256).unwrap_or_default();
+        if !constant_time_eq(&given, &stored) {
+            return Err(NodeError::Unauthenticated(format!(
+                "wrong secret for API key {id}"
+            )));
+        }
+        if let Some(at) = key.revoked_at {
+            return Err(NodeError::Unauthenticated(format!(
+                "API key {id} was revoked at {at}"
+            )));
+        }
+        Ok(Principal {
+            name: key.principal,
+            key_id: Some(key.id),
+            grants: key.grants,
+        })
+    }
+}
+
+/// Refuses unless `principal` holds `right` on `bank`.
+pub fn require(principal: &Principal, right: Right, bank: &BankName) -> Result<(), NodeError> {
+    if principal.may(right, bank) {
+        Ok(())
+    } else {
+        Err(NodeError::PermissionDenied(format!(
+            "{} may not {} bank {bank}",
+            principal.name,
+            match right {
+                Right::Read => "read",
+                Right::Write => "write to",
+                Right::Admin => "administer",
+            }
+        )))
+    }
+}
+
+/// Refuses unless `principal` is an administrator of every bank (key management).
+pub fn require_global_admin(principal: &Principal) -> Result<(), NodeError> {
+    if principal.may_everywhere(Right::Admin) {
+        Ok(())
+    } else {
+        Err(NodeError::PermissionDenied(format!(
+            "{} may not manage API keys (it needs admin on **)",
+            principal.name
+        )))
+    }
+}
+
+/// A new key: the whole key (shown once) and its stored record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IssuedKey {
+    pub key: String,
+    pub record: ApiKey,
+}
+
+pub async fn create_key(
+    node: &Node,
+    principal: &str,
+    grants: Vec<Grant>,
+) -> Result<IssuedKey, NodeError> {
+    let principal = principal.trim();
+    if principal.is_empty() || principal.len() > 128 {
+        return Err(ValidationError::Invalid("principal must be 1 to 128 bytes".into()).into());
+    }
+    if grants.is_empty() {
+        return Err(ValidationError::Invalid(
+            "a key needs at least one grant (PATTERN=RIGHT)".into(),
+        )
+        .into());
+    }
+    let mut bytes = [0u8; 24];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    let id = hex::encode(&bytes[..6]);
+    let secret = hex::encode(&bytes[6..]);
+    let record = ApiKey {
+        id: id.clone(),
+        principal: principal.to_string(),
+        secret_sha256: hex::encode(sha256(secret.as_bytes())),
+        grants,
+        created_at: Timestamp::now(),
+        revoked_at: None,
+    };
+    let (_, outcome) = node
+        .propose(Command::CreateApiKey {
+            key: record.clone(),
+        })
+        .await?;
+    match outcome {
+        CommandOutcome::ApiKeyCreated => Ok(IssuedKey {
+            key: format!("{KEY_PREFIX}{id}_{secret}"),
+            record,
+        }),
+        CommandOutcome::Rejected { reason, not_found } => {
+            Err(NodeError::refused(reason, not_found))
+        }
+        other => Err(NodeError::internal(format!(
+            "unexpected outcome of a key creation: {other:?}"
+        ))),
+    }
+}
+
+pub async fn revoke_key(node: &Node, id: &str) -> Result<ApiKey, NodeError> {
+    let (_, outcome) = node
+        .propose(Command::RevokeApiKey {
+            id: id.trim().to_string(),
+            at: Timestamp::now(),
+        })
+        .await?;
+    match outcome {
+        CommandOutcome::ApiKeyRevoked => node
+            .reader()
+            .api_key(id.trim())
+            .map_err(NodeError::internal)?
+            .ok_or_else(|| NodeError::internal("revoked key vanished")),
+        CommandOutcome::Rejected { reason, not_found } => {
+            Err(NodeError::refused(reason, not_found))
+        }
+        other => Err(NodeError::internal(format!(
+            "unexpected outcome of a key revocation: {other:?}"
+        ))),
+    }
+}
+
+fn split_key(key: &str) -> Result<(&str, &str), ValidationError> {
+    key.trim()
+        .strip_prefix(KEY_PREFIX)
+        .and_then(|rest| rest.split_once('_'))
+        .filter(|(id, secret)| !id.is_empty() && !secret.is_empty())
+        .ok_or_else(|| ValidationError::Invalid("an API key looks like hs_<id>_<secret>".into()))
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_split_into_id_and_secret() {
+        assert_eq!(split_key("hs_ab12_s3cret").unwrap(), ("ab12", "s3cret"));
+        assert_eq!(split_key(" hs_ab12_s3_cret ").unwrap(), ("ab12", "s3_cret"));
+        assert!(split_key("ab12_s3cret").is_err());
+        assert!(split_key("hs_ab12").is_err());
+        assert!(split_key("hs__x").is_err());
+        assert!(constant_time_eq(b"abc", b"abc") && !constant_time_eq(b"abc", b"abd"));
+    }
+}
