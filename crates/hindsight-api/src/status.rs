@@ -13,6 +13,7 @@ pub(crate) fn from_node(e: NodeError) -> Status {
         NodeError::Unavailable(m) => Status::unavailable(m),
         NodeError::Unauthenticated(m) => Status::unauthenticated(m),
         NodeError::PermissionDenied(m) => Status::permission_denied(m),
+        NodeError::ResourceExhausted(m) => Status::resource_exhausted(m),
         e @ (NodeError::Config(_) | NodeError::Internal(_)) => {
             // The client sees the message; the log keeps it for whoever runs the node.
             tracing::error!(error = %e, "request failed");

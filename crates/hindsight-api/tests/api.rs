@@ -1187,4 +1187,55 @@ mod access {
         );
         h.stop().await;
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flood_over_one_keys_rate_is_refused_and_other_keys_are_served() {
+        std::env::set_var("HINDSIGHT_TEST_ADMIN_KEY_RATE", ADMIN_KEY);
+        let h = Harness::start_with(|c| {
+            c.auth.enabled = true;
+            c.auth.admin_key_env = "HINDSIGHT_TEST_ADMIN_KEY_RATE".into();
+            c.rate_limit.per_key_per_sec = 2.0;
+            c.rate_limit.burst = 5.0;
+        })
+        .await;
+        let admin = h.client.with_api_key(Some(ADMIN_KEY)).unwrap();
+        let (key_a, _) = admin
+            .create_api_key("flooder", &grants(&["flood/**=write"]))
+            .await
+            .unwrap();
+        let (key_b, _) = admin
+            .create_api_key("neighbour", &grants(&["calm/**=write"]))
+            .await
+            .unwrap();
+        let a = h.client.with_api_key(Some(&key_a)).unwrap();
+        let b = h.client.with_api_key(Some(&key_b)).unwrap();
+        let (mut admitted, mut refused) = (0, 0);
+        for n in 0..30 {
+            match a
+                .write(write_request("flood/x", &format!("Flood item number {n}.")))
+                .await
+            {
+                Ok(_) => admitted += 1,
+                Err(e) => {
+                    assert_eq!(e.code(), Some(Code::ResourceExhausted), "{e}");
+                    assert!(e.to_string().contains("retry in"), "{e}");
+                    refused += 1;
+                }
+            }
+        }
+        assert!(
+            refused >= 20 && admitted >= 5,
+            "admitted {admitted}, refused {refused}"
+        );
+        b.write(write_request("calm/y", "The neighbour is served."))
+            .await
+            .expect("another key is not slowed by the flood");
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(
+            admin.get_bank(bank("flood/x")).await.unwrap().memory_count,
+            admitted,
+            "a refused write stored nothing"
+        );
+        h.stop().await;
+    }
 }

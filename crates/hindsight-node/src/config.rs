@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::AuthSection;
 use crate::error::NodeError;
+use crate::rate::RateLimitSection;
 use crate::reflecting::ReflectorKind;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -37,6 +38,8 @@ pub struct NodeConfig {
     pub importance: ImportanceConfig,
     /// API keys and rights; off by default for a node on loopback.
     pub auth: AuthSection,
+    /// Requests per second per API key.
+    pub rate_limit: RateLimitSection,
 }
 
 /// How `reflect` turns a finished task's trace into memories.
@@ -266,6 +269,7 @@ const SECTIONS: &[&str] = &[
     "feedback",
     "importance",
     "auth",
+    "rate_limit",
 ];
 
 impl NodeConfig {

@@ -19,6 +19,9 @@ pub enum NodeError {
     /// The caller is known but lacks the right.
     #[error("{0}")]
     PermissionDenied(String),
+    /// A rate limit or quota was reached; the caller may retry later.
+    #[error("{0}")]
+    ResourceExhausted(String),
     /// Not serving right now (starting, shutting down, no leader); the caller may retry.
     #[error("{0}")]
     Unavailable(String),

@@ -25,6 +25,7 @@ use crate::error::NodeError;
 use crate::judging::{JudgeKind, LlmJudge};
 use crate::learning::FeedbackReport;
 use crate::listener::EffectRouter;
+use crate::rate::RateLimiter;
 use crate::reflecting::{NodeReflector, ReflectReport};
 use crate::reviewer::{ReviewerMsg, Reviewers};
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
@@ -62,6 +63,7 @@ struct Inner {
     /// Feedback is checked against the log and recorded in it one request at a time.
     feedback_serial: tokio::sync::Mutex<()>,
     authenticator: Authenticator,
+    rate_limiter: RateLimiter,
 }
 
 impl Node {
@@ -101,6 +103,7 @@ impl Node {
         };
 
         let authenticator = Authenticator::new(&config.auth)?;
+        let config_rate_limit = config.rate_limit.clone();
         if authenticator.enabled() {
             tracing::info!("authentication is on: every request needs an API key");
         } else {
@@ -171,6 +174,7 @@ impl Node {
                 retrieval_log: Mutex::new(Some(retrieval_log)),
                 feedback_serial: tokio::sync::Mutex::new(()),
                 authenticator,
+                rate_limiter: RateLimiter::new(config_rate_limit),
             }),
         };
         node.spawn_background_tasks();
@@ -233,9 +237,13 @@ impl Node {
         learning::feedback(self, principal, recall, memory, outcome).await
     }
 
-    /// Who sent `token`; every right when authentication is off.
+    /// Who sent `token` (every right when authentication is off), once its key's rate limit
+    /// admits one more request.
     pub fn authenticate(&self, token: Option<&str>) -> Result<Principal, NodeError> {
-        self.inner.authenticator.authenticate(self, token)
+        let principal = self.inner.authenticator.authenticate(self, token)?;
+        let bucket = principal.key_id.as_deref().unwrap_or(&principal.name);
+        self.inner.rate_limiter.admit(bucket)?;
+        Ok(principal)
     }
 
     /// A new API key for `principal`; the whole key is in the answer only.
