@@ -14,6 +14,7 @@ pub(crate) fn from_node(e: NodeError) -> Status {
         NodeError::Unauthenticated(m) => Status::unauthenticated(m),
         NodeError::PermissionDenied(m) => Status::permission_denied(m),
         NodeError::ResourceExhausted(m) => Status::resource_exhausted(m),
+        NodeError::Corrupted(m) => Status::data_loss(m),
         e @ (NodeError::Config(_) | NodeError::Internal(_)) => {
             // The client sees the message; the log keeps it for whoever runs the node.
             tracing::error!(error = %e, "request failed");

@@ -1,27 +1,26 @@
-use hindsight_core::{Memory, Status};
+use hindsight_core::Memory;
 
 /// Version tag at the start of [`canonical_bytes`]; bump it if the layout ever changes, so old and
 /// new signatures can never be confused.
-pub const CANONICAL_VERSION: &[u8] = b"hindsight.memory.v1\0";
+pub const CANONICAL_VERSION: &[u8] = b"hindsight.memory.v2\0";
 
-/// The bytes a record signature covers.
+/// The bytes a record signature covers: the statement and who made it.
 ///
-/// Covered: what recall relies on to decide whether and how far to believe a record: `id` and
-/// `bank` (a record cannot be replayed into another bank or under another id), `kind`, `content`,
-/// the whole `provenance` (who said it: raising a web page to "user" is the obvious forgery),
-/// `occurred_at`, `confidence`, `status` with its payload (un-quarantining or un-superseding a
-/// record) and `critical`.
+/// Covered: `id` and `bank` (a record cannot be replayed into another bank or under another id),
+/// `kind`, `content`, the whole `provenance` (who said it: raising a web page to "user" is the
+/// obvious forgery), `occurred_at` and `critical`. These are fixed when the record is written.
 ///
-/// Left out: fields that change on reads or routine bookkeeping (`access`, `updated_at`,
-/// `updated_index`, `version`, `status_log`), derived data rebuilt from the content (`entities`,
-/// `slot`, `support`), and presentation aids (`subtype`, `tags`, `metadata`, `importance`), so
-/// that a recall does not force a re-signature. Whoever changes a covered field (review lowering
-/// confidence, a supersession) must sign again.
+/// Left out: what the replicated lifecycle changes afterwards (`confidence`, `status`,
+/// `valid_to`, `status_log`, by review, feedback, expiry and conflict resolution, which replicas
+/// apply deterministically without holding the key, and which the Raft log records), fields that
+/// change on reads or bookkeeping (`access`, `updated_at`, `updated_index`, `version`), derived
+/// data rebuilt from the content (`entities`, `slot`, `support`), and presentation aids
+/// (`subtype`, `tags`, `metadata`, `importance`).
 ///
 /// The layout is explicit and length-prefixed rather than a serde format, because a change in a
 /// serialiser's output (field order, float printing) would silently invalidate every stored
 /// signature: strings are a `u32` big-endian byte length then UTF-8; optional values a `0`/`1`
-/// byte then the value; integers big-endian; `confidence` as its IEEE-754 bits.
+/// byte then the value; integers big-endian.
 pub fn canonical_bytes(memory: &Memory) -> Vec<u8> {
     let mut out = Vec::with_capacity(128 + memory.content.len());
     out.extend_from_slice(CANONICAL_VERSION);
@@ -41,13 +40,6 @@ pub fn canonical_bytes(memory: &Memory) -> Vec<u8> {
         put_opt_str(&mut out, field.as_deref());
     }
     out.extend_from_slice(&memory.occurred_at.millis().to_be_bytes());
-    out.extend_from_slice(&memory.confidence.to_bits().to_be_bytes());
-    put_str(&mut out, memory.status.name());
-    match &memory.status {
-        Status::Superseded { by } => out.extend_from_slice(&by.to_bytes()),
-        Status::Quarantined { reason } => put_str(&mut out, reason),
-        _ => {}
-    }
     out.push(u8::from(memory.critical));
     out
 }
@@ -72,7 +64,7 @@ fn put_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use hindsight_core::{MemoryId, Provenance, SourceKind, Timestamp};
+    use hindsight_core::{MemoryId, Provenance, SourceKind, Status, Timestamp};
 
     pub(crate) fn sample() -> Memory {
         Memory::new(
@@ -89,18 +81,14 @@ pub(crate) mod tests {
     #[test]
     fn covered_fields_change_the_bytes() {
         let base = canonical_bytes(&sample());
-        let changes: [Change; 10] = [
+        let changes: [Change; 8] = [
             ("content", |m| m.content.push('!')),
             ("bank", |m| m.bank = "acme/agent-2".parse().unwrap()),
             ("id", |m| m.id = MemoryId(7)),
             ("source", |m| m.provenance.source = SourceKind::Tool),
             ("tool", |m| m.provenance.tool = Some(String::new())),
             ("occurred_at", |m| m.occurred_at = Timestamp(1)),
-            ("confidence", |m| m.confidence = 0.91),
             ("critical", |m| m.critical = true),
-            ("status", |m| {
-                m.status = Status::Quarantined { reason: "x".into() }
-            }),
             ("kind", |m| m.kind = hindsight_core::Kind::Episodic),
         ];
         for (field, change) in changes {
@@ -119,6 +107,9 @@ pub(crate) mod tests {
         m.updated_at = Timestamp(5);
         m.tags.push("travel".into());
         m.importance = 0.1;
+        // The lifecycle moves these after the write, without the key.
+        m.confidence = 0.2;
+        m.status = Status::Quarantined { reason: "x".into() };
         assert_eq!(canonical_bytes(&m), base);
     }
 

@@ -139,7 +139,7 @@ impl fmt::Debug for RecordSigner {
 mod tests {
     use super::*;
     use crate::canonical::tests::sample;
-    use hindsight_core::{SourceKind, Status};
+    use hindsight_core::SourceKind;
 
     fn signer() -> RecordSigner {
         RecordSigner::new("k2026a", b"first secret, 32 bytes or so....".to_vec()).unwrap()
@@ -174,11 +174,6 @@ mod tests {
                 ..original.clone()
             },
             Memory {
-                confidence: 1.0,
-                ..original.clone()
-            },
-            Memory {
-                status: Status::Active,
                 critical: true,
                 ..original.clone()
             },

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::AuthSection;
 use crate::error::NodeError;
+use crate::integrity::IntegritySection;
 use crate::rate::RateLimitSection;
 use crate::reflecting::ReflectorKind;
 
@@ -40,6 +41,8 @@ pub struct NodeConfig {
     pub auth: AuthSection,
     /// Requests per second per API key.
     pub rate_limit: RateLimitSection,
+    /// Signatures on records, checked on every read.
+    pub integrity: IntegritySection,
 }
 
 /// How `reflect` turns a finished task's trace into memories.
@@ -270,6 +273,7 @@ const SECTIONS: &[&str] = &[
     "importance",
     "auth",
     "rate_limit",
+    "integrity",
 ];
 
 impl NodeConfig {

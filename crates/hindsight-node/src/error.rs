@@ -22,6 +22,9 @@ pub enum NodeError {
     /// A rate limit or quota was reached; the caller may retry later.
     #[error("{0}")]
     ResourceExhausted(String),
+    /// A stored record failed its integrity check and is withheld.
+    #[error("{0}")]
+    Corrupted(String),
     /// Not serving right now (starting, shutting down, no leader); the caller may retry.
     #[error("{0}")]
     Unavailable(String),

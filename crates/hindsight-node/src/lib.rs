@@ -10,6 +10,7 @@ mod bank;
 pub mod conflicts;
 mod embedding;
 pub mod guarding;
+pub mod integrity;
 pub mod judging;
 pub mod learning;
 mod listener;

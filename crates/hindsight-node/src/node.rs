@@ -22,6 +22,7 @@ use crate::access::{Authenticator, IssuedKey};
 use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
 use crate::config::NodeConfig;
 use crate::error::NodeError;
+use crate::integrity::Integrity;
 use crate::judging::{JudgeKind, LlmJudge};
 use crate::learning::FeedbackReport;
 use crate::listener::EffectRouter;
@@ -30,6 +31,7 @@ use crate::reflecting::{NodeReflector, ReflectReport};
 use crate::reviewer::{ReviewerMsg, Reviewers};
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
 use crate::{conflicts, embedding, learning, recall, reflecting, writer};
+use hindsight_guard::RecordSigner;
 use hindsight_review::reflect::TaskTrace;
 
 /// How long a request waits for a bank's indexes to catch up with the log before giving up.
@@ -64,6 +66,7 @@ struct Inner {
     feedback_serial: tokio::sync::Mutex<()>,
     authenticator: Authenticator,
     rate_limiter: RateLimiter,
+    signer: Option<RecordSigner>,
 }
 
 impl Node {
@@ -104,6 +107,7 @@ impl Node {
 
         let authenticator = Authenticator::new(&config.auth)?;
         let config_rate_limit = config.rate_limit.clone();
+        let signer = crate::integrity::signer(&config.integrity, &data_dir)?;
         if authenticator.enabled() {
             tracing::info!("authentication is on: every request needs an API key");
         } else {
@@ -175,6 +179,7 @@ impl Node {
                 feedback_serial: tokio::sync::Mutex::new(()),
                 authenticator,
                 rate_limiter: RateLimiter::new(config_rate_limit),
+                signer,
             }),
         };
         node.spawn_background_tasks();
@@ -284,15 +289,40 @@ impl Node {
         self.inner.feedback_serial.lock().await
     }
 
+    /// The record, unless it failed its integrity check (then withheld: see [`Node::trace`]).
     pub async fn get(&self, id: MemoryId) -> Result<Memory, NodeError> {
-        self.reader()
+        let memory = self
+            .reader()
             .memory(id)
             .map_err(NodeError::internal)?
-            .ok_or_else(|| NodeError::NotFound(format!("memory {id} not found")))
+            .ok_or_else(|| NodeError::NotFound(format!("memory {id} not found")))?;
+        if let Integrity::Failed(why) = self.integrity(&memory) {
+            return Err(NodeError::Corrupted(format!(
+                "memory {id} failed its integrity check ({why}) and is withheld; `trace` shows it"
+            )));
+        }
+        Ok(memory)
+    }
+
+    /// The signature check of a stored record.
+    pub(crate) fn integrity(&self, memory: &Memory) -> Integrity {
+        Integrity::check(self.inner.signer.as_ref(), memory)
+    }
+
+    /// Signs a record about to be written (nothing when signatures are off).
+    pub(crate) fn sign(&self, memory: &mut Memory) {
+        if let Some(signer) = &self.inner.signer {
+            memory.signature = Some(signer.sign(memory));
+        }
     }
 
     pub async fn trace(&self, id: MemoryId) -> Result<Trace, NodeError> {
-        let memory = self.get(id).await?;
+        let memory = self
+            .reader()
+            .memory(id)
+            .map_err(NodeError::internal)?
+            .ok_or_else(|| NodeError::NotFound(format!("memory {id} not found")))?;
+        let integrity = self.integrity(&memory).describe();
         let history = self.reader().history(id).map_err(NodeError::internal)?;
         let mut linked: Vec<MemoryId> = memory.support.derived_from.clone();
         if let Status::Superseded { by } = memory.status {
@@ -308,6 +338,7 @@ impl Node {
             memory,
             history,
             related,
+            integrity,
         })
     }
 

@@ -88,6 +88,10 @@ pub async fn recall(
     let mut response = tokio::task::spawn_blocking(move || plan.run(&views))
         .await
         .map_err(NodeError::internal)?;
+    // A record that fails its integrity check is withheld (counted and logged by the check).
+    response
+        .hits
+        .retain(|hit| !node.integrity(&hit.memory).failed());
     response.took_micros = started.elapsed().as_micros() as u64;
     node.note_access(&response.hits, now);
     if include_archived {

@@ -79,6 +79,10 @@ pub async fn review(
     .map_err(NodeError::internal)?;
     let considered = plan.considered;
     let backlog = plan.backlog;
+    let mut plan = plan;
+    for derived in &mut plan.created {
+        node.sign(&mut derived.memory);
+    }
     let mut report = plan.report;
     report.expired = expired.len() as u64;
     report.took_micros = started.elapsed().as_micros() as u64;

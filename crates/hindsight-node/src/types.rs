@@ -14,6 +14,8 @@ pub struct Trace {
     pub history: Vec<HistoryEntry>,
     /// Records this one links to (what superseded it, what it was derived from) that still exist.
     pub related: Vec<Memory>,
+    /// The record's signature check: verified (with the key id), unsigned, or FAILED and why.
+    pub integrity: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

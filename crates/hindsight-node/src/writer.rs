@@ -107,6 +107,7 @@ pub async fn write_batch(
                 quarantined.insert(memory.id, reason);
             }
         }
+        node.sign(&mut memory);
         let held = quarantined.contains_key(&memory.id);
         let near = neighbours(
             view.as_deref(),

@@ -1014,3 +1014,81 @@ mod guard {
         node.shutdown().await;
     }
 }
+
+mod integrity {
+    use super::*;
+
+    /// Rewrites every stored value holding `from` to hold `to` (same length) instead, as a disk
+    /// error or someone with access to the data directory might.
+    fn tamper(state_dir: &Path, from: &[u8], to: &[u8]) -> usize {
+        let db = sled::open(state_dir).unwrap();
+        let mut changed = 0;
+        for name in db.tree_names() {
+            let tree = db.open_tree(&name).unwrap();
+            for entry in tree.iter() {
+                let (key, value) = entry.unwrap();
+                if let Some(at) = value.windows(from.len()).position(|w| w == from) {
+                    let mut bytes = value.to_vec();
+                    bytes[at..at + to.len()].copy_from_slice(to);
+                    tree.insert(key, bytes).unwrap();
+                    changed += 1;
+                }
+            }
+        }
+        db.flush().unwrap();
+        changed
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_tampered_record_is_withheld_counted_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let tampered = node
+            .write(write("a/vault", "The vault code is 1234."))
+            .await
+            .unwrap()
+            .id;
+        let intact = node
+            .write(write("a/vault", "The vault is in the basement."))
+            .await
+            .unwrap()
+            .id;
+        assert!(node
+            .trace(tampered)
+            .await
+            .unwrap()
+            .integrity
+            .starts_with("verified"));
+        node.shutdown().await;
+        drop(node);
+
+        let changed = tamper(
+            &dir.path().join("raft/state"),
+            b"vault code is 1234",
+            b"vault code is 9999",
+        );
+        assert!(changed >= 1, "the record's bytes were found and changed");
+
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let refused = node.get(tampered).await.unwrap_err();
+        assert!(
+            matches!(refused, NodeError::Corrupted(ref m) if m.contains("integrity")),
+            "{refused:?}"
+        );
+        let found = recall_ids(&node, &["a/vault"], "vault code", None).await;
+        assert_eq!(
+            found,
+            vec!["The vault is in the basement."],
+            "withheld from recall"
+        );
+        let trace = node.trace(tampered).await.unwrap();
+        assert!(trace.integrity.starts_with("FAILED"), "{}", trace.integrity);
+        assert!(node
+            .trace(intact)
+            .await
+            .unwrap()
+            .integrity
+            .starts_with("verified"));
+        node.shutdown().await;
+    }
+}

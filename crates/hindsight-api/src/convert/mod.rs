@@ -177,6 +177,7 @@ mod tests {
                 status: Status::Active,
                 ..memory
             }],
+            integrity: "verified (key local)".into(),
         };
         assert_eq!(round_trip::<_, pb::TraceResponse>(&trace), trace);
     }

@@ -191,6 +191,7 @@ impl From<&Trace> for pb::TraceResponse {
             memory: Some(pb::Memory::from(&t.memory)),
             history: t.history.iter().map(pb::HistoryEntry::from).collect(),
             related: t.related.iter().map(pb::Memory::from).collect(),
+            integrity: t.integrity.clone(),
         }
     }
 }
@@ -203,6 +204,7 @@ impl TryFrom<pb::TraceResponse> for Trace {
             memory: required(t.memory, "memory")?.try_into()?,
             history: convert_all(t.history)?,
             related: convert_all(t.related)?,
+            integrity: t.integrity,
         })
     }
 }

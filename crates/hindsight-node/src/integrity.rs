@@ -1,0 +1,150 @@
+//! Record integrity (ARCHITECTURE §7): every memory is signed with HMAC-SHA256 when it is
+//! written (`hindsight_guard::RecordSigner`, over the statement and its provenance) and checked
+//! whenever it is read. A record whose signature does not match is withheld from get and recall,
+//! counted (`hindsight_integrity_failures_total`) and reported by trace.
+
+use std::path::Path;
+
+use hindsight_core::Memory;
+use hindsight_guard::{IntegrityError, RecordSigner};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+
+use crate::error::NodeError;
+
+/// `[integrity]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IntegritySection {
+    /// Sign every record written and check every record read.
+    pub enabled: bool,
+    /// The id stored with each signature, so a key can be rotated.
+    pub key_id: String,
+    /// The variable holding the signing key (any string of at least 32 characters). Unset, the
+    /// node uses `<data_dir>/record-key`, made on first start.
+    pub key_env: String,
+    /// Keys that still verify older records after a rotation, as `ID=VARIABLE`.
+    pub retired_keys: Vec<String>,
+}
+
+impl Default for IntegritySection {
+    fn default() -> Self {
+        IntegritySection {
+            enabled: true,
+            key_id: "local".into(),
+            key_env: "HINDSIGHT_RECORD_KEY".into(),
+            retired_keys: vec![],
+        }
+    }
+}
+
+const KEY_FILE: &str = "record-key";
+const MIN_KEY_CHARS: usize = 32;
+
+/// The signer for a node, or none when integrity is off.
+pub fn signer(
+    section: &IntegritySection,
+    data_dir: &Path,
+) -> Result<Option<RecordSigner>, NodeError> {
+    if !section.enabled {
+        tracing::warn!("record signatures are off (integrity.enabled = false): tampered records will be served");
+        return Ok(None);
+    }
+    let secret = match std::env::var(&section.key_env) {
+        Ok(key) => key,
+        Err(_) => key_file(data_dir)?,
+    };
+    if secret.trim().len() < MIN_KEY_CHARS {
+        return Err(NodeError::Config(format!(
+            "the record signing key in ${} must be at least {MIN_KEY_CHARS} characters",
+            section.key_env
+        )));
+    }
+    let config = |e: IntegrityError| NodeError::Config(format!("[integrity]: {e}"));
+    let mut signer =
+        RecordSigner::new(section.key_id.clone(), secret.trim().as_bytes()).map_err(config)?;
+    for retired in &section.retired_keys {
+        let (id, var) = retired.split_once('=').ok_or_else(|| {
+            NodeError::Config(format!(
+                "integrity.retired_keys: {retired:?} is not ID=VARIABLE"
+            ))
+        })?;
+        let key = std::env::var(var.trim()).map_err(|_| {
+            NodeError::Config(format!(
+                "integrity.retired_keys: ${} is not set",
+                var.trim()
+            ))
+        })?;
+        signer
+            .add_key(id.trim(), key.trim().as_bytes())
+            .map_err(config)?;
+    }
+    Ok(Some(signer))
+}
+
+/// The node's own key file, made with a random key on first start (readable by the owner only).
+fn key_file(data_dir: &Path) -> Result<String, NodeError> {
+    let path = data_dir.join(KEY_FILE);
+    if let Ok(key) = std::fs::read_to_string(&path) {
+        return Ok(key);
+    }
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    let key = hex::encode(bytes);
+    std::fs::write(&path, &key)
+        .map_err(|e| NodeError::Config(format!("cannot write {}: {e}", path.display())))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+    }
+    tracing::info!(path = %path.display(), "made a record signing key");
+    Ok(key)
+}
+
+/// What a read found about a record's signature.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Integrity {
+    Verified {
+        key_id: String,
+    },
+    /// Written before signatures were on, or by a node without them.
+    Unsigned,
+    Failed(String),
+    Off,
+}
+
+impl Integrity {
+    pub fn check(signer: Option<&RecordSigner>, memory: &Memory) -> Integrity {
+        let Some(signer) = signer else {
+            return Integrity::Off;
+        };
+        match (&memory.signature, signer.verify_attached(memory)) {
+            (None, _) => Integrity::Unsigned,
+            (Some(s), Ok(())) => Integrity::Verified {
+                key_id: s.key_id.clone(),
+            },
+            (Some(_), Err(e)) => {
+                metrics::counter!("hindsight_integrity_failures_total").increment(1);
+                tracing::error!(id = %memory.id, bank = %memory.bank, error = %e, "record failed its integrity check; withheld");
+                Integrity::Failed(e.to_string())
+            }
+        }
+    }
+
+    pub fn failed(&self) -> bool {
+        matches!(self, Integrity::Failed(_))
+    }
+
+    /// As trace shows it.
+    pub fn describe(&self) -> String {
+        match self {
+            Integrity::Verified { key_id } => format!("verified (key {key_id})"),
+            Integrity::Unsigned => "unsigned".into(),
+            Integrity::Failed(why) => {
+                format!("FAILED: {why}; the record is withheld from get and recall")
+            }
+            Integrity::Off => "not checked (integrity.enabled = false)".into(),
+        }
+    }
+}
