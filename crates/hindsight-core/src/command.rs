@@ -59,6 +59,14 @@ pub enum Command {
         /// goes with them, unlike a hard forget).
         purged: Vec<MemoryId>,
     },
+    /// A person's (or a stronger judge's) answer to a queued conflict.
+    ResolveConflict {
+        bank: BankName,
+        id: u64,
+        resolution: ConflictResolution,
+        changes: Vec<MemoryChange>,
+    },
+    // New variants go last: log entries are bincode, which numbers variants by position.
     /// Feedback on a memory a recall returned: its confidence moves by `delta` (within 0..=1);
     /// `wrong` and `harmful` make it news for the next review, `harmful` quarantines it.
     Feedback {
@@ -77,13 +85,6 @@ pub enum Command {
     RevokeApiKey {
         id: String,
         at: Timestamp,
-    },
-    /// A person's (or a stronger judge's) answer to a queued conflict.
-    ResolveConflict {
-        bank: BankName,
-        id: u64,
-        resolution: ConflictResolution,
-        changes: Vec<MemoryChange>,
     },
 }
 
