@@ -62,7 +62,6 @@ impl IntentProfile {
             (RecallIntent::Facts | RecallIntent::Preferences, "keyword") => 1.2,
             (RecallIntent::PastCases, "temporal") => 1.5,
             (RecallIntent::PastCases, "entity") => 1.2,
-            (RecallIntent::HowTo, "task") => 1.0,
             _ => 1.0,
         }
     }

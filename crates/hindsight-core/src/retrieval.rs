@@ -177,13 +177,17 @@ impl Default for FeedbackSettings {
 impl FeedbackSettings {
     /// The memory's confidence after `outcome`, within 0..=1.
     pub fn confidence_after(&self, outcome: FeedbackOutcome, confidence: f32) -> f32 {
-        let delta = match outcome {
+        (confidence + self.delta(outcome)).clamp(0.0, 1.0)
+    }
+
+    /// The signed step `outcome` moves confidence by, before clamping to 0..=1.
+    pub fn delta(&self, outcome: FeedbackOutcome) -> f32 {
+        match outcome {
             FeedbackOutcome::Used => self.used,
             FeedbackOutcome::Helpful => self.helpful,
             FeedbackOutcome::Wrong => -self.wrong,
             FeedbackOutcome::Harmful => -self.harmful,
-        };
-        (confidence + delta).clamp(0.0, 1.0)
+        }
     }
 
     pub fn validate(&self) -> Result<(), ValidationError> {

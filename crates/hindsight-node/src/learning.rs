@@ -113,8 +113,7 @@ pub(crate) async fn feedback(
             applied: false,
         });
     }
-    let settings = &node.config().feedback;
-    let delta = settings.confidence_after(outcome, 0.5) - 0.5;
+    let delta = node.config().feedback.delta(outcome);
     let at = Timestamp::now();
     let (log_index, result) = node
         .propose(Command::Feedback {
