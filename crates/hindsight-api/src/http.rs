@@ -11,6 +11,7 @@ pub fn router(node: Node) -> Router {
     Router::new()
         .route("/health", get(health))
         .route("/ready", get(ready))
+        .merge(crate::console::router())
         .with_state(node)
 }
 

@@ -5,6 +5,7 @@ mod access;
 mod bank_service;
 mod client;
 mod client_error;
+mod console;
 mod convert;
 mod error;
 pub mod http;
@@ -29,5 +30,7 @@ pub use client_error::ClientError;
 pub use error::ApiError;
 pub use memory_service::MemoryApi;
 pub use node_service::NodeApi;
-pub use server::{bind_listeners, serve, serve_with_listeners, MAX_MESSAGE_BYTES};
+pub use server::{
+    bind_listeners, serve, serve_with_listeners, serve_with_routes, MAX_MESSAGE_BYTES,
+};
 pub use server_status::ServerStatus;

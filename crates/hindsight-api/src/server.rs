@@ -4,6 +4,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use axum::Router;
 use hindsight_node::Node;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -76,6 +77,18 @@ pub async fn serve_with_listeners(
     http: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ApiError> {
+    serve_with_routes(node, grpc, http, Router::new(), shutdown).await
+}
+
+/// Like [`serve_with_listeners`], with `extra_routes` merged into the HTTP router: edges built on
+/// top of this crate (MCP) mount themselves here without this crate depending on them.
+pub async fn serve_with_routes(
+    node: Node,
+    grpc: TcpListener,
+    http: TcpListener,
+    extra_routes: Router,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ApiError> {
     let grpc_addr = grpc.local_addr().map_err(ApiError::LocalAddr)?;
     let http_addr = http.local_addr().map_err(ApiError::LocalAddr)?;
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -109,7 +122,7 @@ pub async fn serve_with_listeners(
             TcpIncoming::from(grpc).with_nodelay(Some(true)),
             stopped(stop_rx.clone()),
         );
-    let http_server = axum::serve(http, http::router(node.clone()))
+    let http_server = axum::serve(http, http::router(node.clone()).merge(extra_routes))
         .with_graceful_shutdown(stopped(stop_rx.clone()));
 
     tracing::info!(grpc = %grpc_addr, http = %http_addr, "serving");
