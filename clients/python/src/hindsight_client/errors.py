@@ -1,0 +1,188 @@
+"""Errors raised by the client, one class per error code of the HTTP API."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Type
+
+
+class HindsightError(Exception):
+    """A request the node refused, or one that never got an answer.
+
+    ``code`` is the API's snake-case error code (``"not_found"``), ``message`` the node's reason and
+    ``status`` the HTTP status (``None`` when no answer arrived).
+    """
+
+    code: str = "unknown"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: Optional[str] = None,
+        status: Optional[int] = None,
+        body: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.status = status
+        self.body = body
+
+    def __str__(self) -> str:
+        where = f"HTTP {self.status}, " if self.status is not None else ""
+        return f"{self.message} ({where}{self.code})"
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(code={self.code!r}, status={self.status!r}, "
+            f"message={self.message!r})"
+        )
+
+
+class InvalidArgument(HindsightError):
+    code = "invalid_argument"
+
+
+class Unauthenticated(HindsightError):
+    code = "unauthenticated"
+
+
+class PermissionDenied(HindsightError):
+    code = "permission_denied"
+
+
+class NotFound(HindsightError):
+    code = "not_found"
+
+
+class AlreadyExists(HindsightError):
+    code = "already_exists"
+
+
+class FailedPrecondition(HindsightError):
+    code = "failed_precondition"
+
+
+class PayloadTooLarge(HindsightError):
+    code = "payload_too_large"
+
+
+class UnsupportedMediaType(HindsightError):
+    code = "unsupported_media_type"
+
+
+class RateLimited(HindsightError):
+    """Over the key's request rate; ``retry_after`` is the wait in seconds when the node said."""
+
+    code = "resource_exhausted"
+
+    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class Unavailable(HindsightError):
+    """The node cannot serve now (no leader, not ready) or could not be reached at all."""
+
+    code = "unavailable"
+
+
+class DeadlineExceeded(HindsightError):
+    """No answer within the client's timeout; the request may still have been applied."""
+
+    code = "deadline_exceeded"
+
+
+class Internal(HindsightError):
+    code = "internal"
+
+
+class DataLoss(Internal):
+    """A record failed its integrity check and was withheld."""
+
+    code = "data_loss"
+
+
+_BY_CODE: Dict[str, Type[HindsightError]] = {
+    cls.code: cls
+    for cls in (
+        InvalidArgument,
+        Unauthenticated,
+        PermissionDenied,
+        NotFound,
+        AlreadyExists,
+        FailedPrecondition,
+        PayloadTooLarge,
+        UnsupportedMediaType,
+        RateLimited,
+        Unavailable,
+        DeadlineExceeded,
+        Internal,
+        DataLoss,
+    )
+}
+
+# For answers without a readable error body (a proxy's HTML page, an empty 502), so the caller still
+# gets the class its retry logic looks for.
+_BY_STATUS: Dict[int, Type[HindsightError]] = {
+    400: InvalidArgument,
+    401: Unauthenticated,
+    403: PermissionDenied,
+    404: NotFound,
+    409: FailedPrecondition,
+    413: PayloadTooLarge,
+    415: UnsupportedMediaType,
+    429: RateLimited,
+    502: Unavailable,
+    503: Unavailable,
+    504: DeadlineExceeded,
+    500: Internal,
+}
+
+
+def error_from_response(
+    status: int, body: Any, text: str = "", headers: Optional[Dict[str, str]] = None
+) -> HindsightError:
+    """The exception for an error answer: by its ``code``, else by its HTTP status."""
+    code: Optional[str] = None
+    message: Optional[str] = None
+    if isinstance(body, dict):
+        if isinstance(body.get("code"), str):
+            code = body["code"]
+        if isinstance(body.get("message"), str):
+            message = body["message"]
+    cls = _BY_CODE.get(code or "") or _BY_STATUS.get(status, HindsightError)
+    if message is None:
+        message = text.strip()[:500] or f"HTTP {status}"
+    if code is None:
+        code = cls.code if cls is not HindsightError else f"http_{status}"
+    if cls is RateLimited:
+        retry_after: Optional[float] = None
+        raw = (headers or {}).get("retry-after")
+        if raw:
+            try:
+                retry_after = float(raw)
+            except ValueError:
+                retry_after = None
+        return RateLimited(message, code=code, status=status, body=body, retry_after=retry_after)
+    return cls(message, code=code, status=status, body=body)
+
+
+__all__ = [
+    "HindsightError",
+    "InvalidArgument",
+    "Unauthenticated",
+    "PermissionDenied",
+    "NotFound",
+    "AlreadyExists",
+    "FailedPrecondition",
+    "PayloadTooLarge",
+    "UnsupportedMediaType",
+    "RateLimited",
+    "Unavailable",
+    "DeadlineExceeded",
+    "Internal",
+    "DataLoss",
+    "error_from_response",
+]
