@@ -44,6 +44,10 @@ class InvalidArgument(HindsightError):
     code = "invalid_argument"
 
 
+class OutOfRange(InvalidArgument):
+    code = "out_of_range"
+
+
 class Unauthenticated(HindsightError):
     code = "unauthenticated"
 
@@ -62,6 +66,12 @@ class AlreadyExists(HindsightError):
 
 class FailedPrecondition(HindsightError):
     code = "failed_precondition"
+
+
+class Aborted(HindsightError):
+    """A concurrent change got in the way; the request may succeed if sent again."""
+
+    code = "aborted"
 
 
 class PayloadTooLarge(HindsightError):
@@ -88,10 +98,20 @@ class Unavailable(HindsightError):
     code = "unavailable"
 
 
+class Cancelled(HindsightError):
+    code = "cancelled"
+
+
 class DeadlineExceeded(HindsightError):
     """No answer within the client's timeout; the request may still have been applied."""
 
     code = "deadline_exceeded"
+
+
+class Unimplemented(HindsightError):
+    """The node does not serve this route or method (an older version)."""
+
+    code = "unimplemented"
 
 
 class Internal(HindsightError):
@@ -108,16 +128,20 @@ _BY_CODE: Dict[str, Type[HindsightError]] = {
     cls.code: cls
     for cls in (
         InvalidArgument,
+        OutOfRange,
         Unauthenticated,
         PermissionDenied,
         NotFound,
         AlreadyExists,
         FailedPrecondition,
+        Aborted,
         PayloadTooLarge,
         UnsupportedMediaType,
         RateLimited,
         Unavailable,
+        Cancelled,
         DeadlineExceeded,
+        Unimplemented,
         Internal,
         DataLoss,
     )
@@ -138,6 +162,7 @@ _BY_STATUS: Dict[int, Type[HindsightError]] = {
     503: Unavailable,
     504: DeadlineExceeded,
     500: Internal,
+    501: Unimplemented,
 }
 
 
@@ -172,16 +197,20 @@ def error_from_response(
 __all__ = [
     "HindsightError",
     "InvalidArgument",
+    "OutOfRange",
     "Unauthenticated",
     "PermissionDenied",
     "NotFound",
     "AlreadyExists",
     "FailedPrecondition",
+    "Aborted",
     "PayloadTooLarge",
     "UnsupportedMediaType",
     "RateLimited",
     "Unavailable",
+    "Cancelled",
     "DeadlineExceeded",
+    "Unimplemented",
     "Internal",
     "DataLoss",
     "error_from_response",

@@ -83,7 +83,9 @@ def _decode(tp: Any, value: Any) -> Any:
         item = args[1] if len(args) == 2 else Any
         return {k: _decode(item, v) for k, v in value.items()} if isinstance(value, dict) else {}
     if isinstance(tp, type) and issubclass(tp, Model):
-        return tp.from_dict(value) if isinstance(value, dict) else tp()
+        if isinstance(value, dict):
+            return tp.from_dict(value)
+        return tp._from_scalar(value)
     if tp is float:
         # proto3 JSON spells non-finite floats as strings.
         return float(value)
@@ -97,7 +99,7 @@ def _decode(tp: Any, value: Any) -> Any:
 
 
 def _json_name(f: dataclasses.Field) -> str:  # type: ignore[type-arg]
-    return f.metadata.get("json", f.name)
+    return str(f.metadata.get("json", f.name))
 
 
 class Model:
@@ -115,9 +117,14 @@ class Model:
                 kwargs[f.name] = _decode(hints[f.name], raw)
         return cls(**kwargs)
 
+    @classmethod
+    def _from_scalar(cls: Type[T], value: Any) -> T:
+        return cls()
+
     def to_dict(self) -> Dict[str, Any]:
         """The JSON object for the node, leaving out unset (``None``) fields."""
-        return _encode(self)
+        out: Dict[str, Any] = _encode(self)
+        return out
 
 
 def _encode(value: Any) -> Any:
@@ -166,6 +173,11 @@ class MemoryStatus(Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @classmethod
+    def _from_scalar(cls, value: Any) -> "MemoryStatus":
+        # Some tools print a status as its bare name.
+        return cls(name=str(value))
 
 
 @dataclass
@@ -512,7 +524,7 @@ class ToolCall(Model):
     error: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        out = _encode(self)
+        out: Dict[str, Any] = _encode(self)
         if not isinstance(self.arguments, str):
             out["arguments"] = json.dumps(self.arguments, ensure_ascii=False)
         return out
