@@ -24,6 +24,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     tonic_prost_build::configure()
         .btree_map(".")
+        // The HTTP/JSON edge speaks these same messages, and its OpenAPI document describes them.
+        .type_attribute(
+            ".hindsight.v1",
+            "#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)] \
+             #[serde(default, deny_unknown_fields)]",
+        )
         .compile_fds(fds)?;
     Ok(())
 }

@@ -11,6 +11,7 @@ mod error;
 pub mod http;
 mod memory_service;
 mod node_service;
+pub mod rest;
 mod server;
 mod server_status;
 mod status;

@@ -92,6 +92,7 @@ pub async fn serve_with_routes(
     let grpc_addr = grpc.local_addr().map_err(ApiError::LocalAddr)?;
     let http_addr = http.local_addr().map_err(ApiError::LocalAddr)?;
     let (stop_tx, stop_rx) = watch::channel(false);
+    http::install_metrics();
 
     let (reporter, health) = tonic_health::server::health_reporter();
     set_health(&reporter, node.is_ready()).await;

@@ -1,0 +1,110 @@
+//! How a refused or failed call reaches an HTTP client: a status that follows the gRPC code, and a
+//! JSON body with the code's name and a message a person can act on.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use schemars::JsonSchema;
+use serde::Serialize;
+use tonic::Code;
+
+/// The body of every 4xx and 5xx answer.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    /// The gRPC status name in snake case (`invalid_argument`, `not_found` …), or
+    /// `payload_too_large` / `unsupported_media_type` for bodies refused before they are read.
+    pub code: String,
+    /// What was wrong, for a person.
+    pub message: String,
+}
+
+/// An error answer, ready to be sent.
+#[derive(Debug)]
+pub struct HttpError {
+    status: StatusCode,
+    body: ErrorBody,
+}
+
+impl HttpError {
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        HttpError {
+            status,
+            body: ErrorBody {
+                code: code.to_string(),
+                message: message.into(),
+            },
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        HttpError::new(StatusCode::BAD_REQUEST, "invalid_argument", message)
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub fn message(&self) -> &str {
+        &self.body.message
+    }
+}
+
+impl From<tonic::Status> for HttpError {
+    fn from(status: tonic::Status) -> Self {
+        let (http, name) = http_status(status.code());
+        HttpError::new(http, name, status.message())
+    }
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}
+
+/// The HTTP status and name of a gRPC code (the mapping of Google's API design guide, except that
+/// `failed_precondition` is a 409: the request was well formed, the state refused it).
+fn http_status(code: Code) -> (StatusCode, &'static str) {
+    match code {
+        Code::Ok => (StatusCode::OK, "ok"),
+        Code::InvalidArgument => (StatusCode::BAD_REQUEST, "invalid_argument"),
+        Code::OutOfRange => (StatusCode::BAD_REQUEST, "out_of_range"),
+        Code::Unauthenticated => (StatusCode::UNAUTHORIZED, "unauthenticated"),
+        Code::PermissionDenied => (StatusCode::FORBIDDEN, "permission_denied"),
+        Code::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+        Code::AlreadyExists => (StatusCode::CONFLICT, "already_exists"),
+        Code::FailedPrecondition => (StatusCode::CONFLICT, "failed_precondition"),
+        Code::Aborted => (StatusCode::CONFLICT, "aborted"),
+        Code::ResourceExhausted => (StatusCode::TOO_MANY_REQUESTS, "resource_exhausted"),
+        Code::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+        Code::Cancelled => (StatusCode::SERVICE_UNAVAILABLE, "cancelled"),
+        Code::DeadlineExceeded => (StatusCode::GATEWAY_TIMEOUT, "deadline_exceeded"),
+        Code::Unimplemented => (StatusCode::NOT_IMPLEMENTED, "unimplemented"),
+        Code::DataLoss => (StatusCode::INTERNAL_SERVER_ERROR, "data_loss"),
+        Code::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        Code::Unknown => (StatusCode::INTERNAL_SERVER_ERROR, "unknown"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_mistakes_are_4xx_and_server_faults_5xx() {
+        for (code, http) in [
+            (Code::InvalidArgument, 400),
+            (Code::Unauthenticated, 401),
+            (Code::PermissionDenied, 403),
+            (Code::NotFound, 404),
+            (Code::AlreadyExists, 409),
+            (Code::ResourceExhausted, 429),
+            (Code::Unavailable, 503),
+            (Code::Internal, 500),
+        ] {
+            let error = HttpError::from(tonic::Status::new(code, "why"));
+            assert_eq!(error.status().as_u16(), http, "{code:?}");
+            assert_eq!(error.body.message, "why");
+        }
+    }
+}
