@@ -11,7 +11,7 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import Dict, Iterator, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 import httpx
 import pytest
@@ -128,6 +128,21 @@ def node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Node]:
     n = Node(tmp_path_factory.mktemp("node") / "data")
     yield n
     n.stop()
+
+
+@pytest.fixture
+def start_node(tmp_path: Path) -> Iterator[Callable[..., Node]]:
+    """Starts a node of the test's own with extra HINDSIGHT_* settings; stopped after the test."""
+    started: List[Node] = []
+
+    def start(**env: str) -> Node:
+        n = Node(tmp_path / f"node-{len(started)}", env=env)
+        started.append(n)
+        return n
+
+    yield start
+    for n in started:
+        n.stop()
 
 
 @pytest.fixture(scope="session")

@@ -60,3 +60,4 @@ def test_a_read_only_key_cannot_write(auth_node, admin_key: str, bank: str):
             assert revoked.revoked_at
             with pytest.raises(Unauthenticated):
                 reader.recall(bank, "What may reader keys do?")
+

@@ -107,7 +107,10 @@ def test_unknown_ids_are_not_found(client: HindsightClient):
         with pytest.raises(NotFound) as info:
             call(UNKNOWN_ID)
         assert info.value.status == 404 and info.value.code == "not_found"
-        assert UNKNOWN_ID in info.value.message or "not" in info.value.message.lower()
+        assert UNKNOWN_ID in info.value.message
+    with pytest.raises(InvalidArgument) as malformed:
+        client.get("not-an-id")
+    assert "ULID" in malformed.value.message
 
 
 def test_get_and_trace_show_the_record_and_its_history(client: HindsightClient, bank: str):
@@ -240,6 +243,16 @@ def test_reflect_keeps_what_the_user_asked(client: HindsightClient, bank: str):
     assert all(w is not None and w.id for w in written)
     rule = client.get(written[contents.index("The user asked never to deploy on Fridays.")].id)
     assert rule.provenance.task_id == "t-42"
+
+
+def test_a_bank_that_does_not_exist_is_not_found(client: HindsightClient, bank: str):
+    with pytest.raises(NotFound) as info:
+        client.recall(bank, "anything")
+    assert bank in info.value.message
+    with pytest.raises(NotFound):
+        client.review(bank)
+    with pytest.raises(NotFound):
+        client.banks.delete(bank)
 
 
 def test_status_reports_a_ready_node(client: HindsightClient):

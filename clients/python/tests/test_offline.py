@@ -162,6 +162,15 @@ def test_rate_limited_carries_the_wait() -> None:
     assert info.value.retry_after == 2.0
 
 
+def test_rate_limited_reads_the_wait_from_the_message_without_a_header() -> None:
+    client, _ = fake({"code": "resource_exhausted",
+                      "message": "rate limit of 0.5 requests/s exceeded; retry in 1954 ms"},
+                     status=429)
+    with pytest.raises(RateLimited) as info:
+        client.status()
+    assert info.value.retry_after == pytest.approx(1.954)
+
+
 def test_an_unreachable_node_is_unavailable() -> None:
     with HindsightClient("http://127.0.0.1:9", api_key="", timeout=2.0) as client:
         with pytest.raises(Unavailable) as info:

@@ -31,7 +31,7 @@ def test_a_changed_preference_supersedes_the_old_one(client: HindsightClient, ba
     assert client.get(new.id).status.name == "active"
 
     trace = client.trace(old.id)
-    change = [h for h in trace.history if h.actor == "review"]
+    change = [h for h in trace.history if h.actor.startswith("review")]
     assert change, [h.actor for h in trace.history]
     assert change[-1].kind == "status_changed"
     assert new.id in [m.id for m in trace.related]
@@ -89,5 +89,5 @@ def test_a_disagreement_between_tools_is_queued_and_settled(client: HindsightCli
     assert client.conflicts(bank) == []
     (resolved,) = client.conflicts(bank, include_resolved=True)
     assert resolved.outcome == keep
-    with pytest.raises((NotFound, InvalidArgument)):
+    with pytest.raises(NotFound):
         client.resolve_conflict(bank, conflict.id + 1000, "keep_a")

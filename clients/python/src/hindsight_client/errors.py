@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, Optional, Type
 
 
@@ -166,6 +167,9 @@ _BY_STATUS: Dict[int, Type[HindsightError]] = {
 }
 
 
+_RETRY_IN = re.compile(r"retry in (\d+(?:\.\d+)?) ?(ms|s)\b")
+
+
 def error_from_response(
     status: int, body: Any, text: str = "", headers: Optional[Dict[str, str]] = None
 ) -> HindsightError:
@@ -190,6 +194,11 @@ def error_from_response(
                 retry_after = float(raw)
             except ValueError:
                 retry_after = None
+        if retry_after is None:
+            # The node states the wait only in its message ("retry in 1954 ms").
+            said = _RETRY_IN.search(message)
+            if said:
+                retry_after = float(said.group(1)) / (1000.0 if said.group(2) == "ms" else 1.0)
         return RateLimited(message, code=code, status=status, body=body, retry_after=retry_after)
     return cls(message, code=code, status=status, body=body)
 
