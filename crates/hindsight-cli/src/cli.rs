@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::bench::BenchArgs;
 use crate::eval::EvalArgs;
+use crate::mcp::McpArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,6 +58,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// Measure write and recall throughput and latency.
     Bench(BenchArgs),
+    /// Serve the memory tools to an MCP host over stdin/stdout, against a running node.
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]

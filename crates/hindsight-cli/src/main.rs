@@ -7,6 +7,7 @@ mod eval;
 mod json;
 mod keys;
 mod learning;
+mod mcp;
 mod output;
 mod progress;
 mod recall;
@@ -64,5 +65,6 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Key(command) => keys::run(command).await,
         Command::Eval(args) => eval::run(args).await,
         Command::Bench(args) => bench::run(args).await,
+        Command::Mcp(args) => mcp::run(args).await,
     }
 }

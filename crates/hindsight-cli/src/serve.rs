@@ -42,7 +42,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     };
-    let served = hindsight_api::serve_with_listeners(node.clone(), grpc, http, async {
+    let mcp = hindsight_mcp::http_router(
+        node.clone(),
+        hindsight_mcp::HttpOptions::for_bind_addr(http_addr),
+    );
+    let served = hindsight_api::serve_with_routes(node.clone(), grpc, http, mcp, async {
         let signal = shutdown_signal().await;
         info!(signal, "shutting down");
         tokio::spawn(async {
@@ -59,8 +63,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// Without `HINDSIGHT_LOG`, Raft's step-by-step messages are left out: they drown what the node itself
-/// reports.
-const DEFAULT_LOG_FILTER: &str = "info,openraft=warn";
+/// reports. So are the MCP library's, which reports every request to `/mcp` at info.
+const DEFAULT_LOG_FILTER: &str = "info,openraft=warn,rmcp=warn";
 
 fn init_logging() {
     let filter = EnvFilter::try_from_env("HINDSIGHT_LOG")
