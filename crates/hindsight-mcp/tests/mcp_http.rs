@@ -370,3 +370,78 @@ async fn each_request_speaks_for_the_key_in_its_authorization_header() {
     a.cancel().await.unwrap();
     h.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflict_the_review_leaves_is_shown_and_settled_through_the_tools() {
+    use hindsight_core::strategy::{Strategies, TemporalStrategy};
+
+    let h = Harness::start().await;
+    // A bank that sends changed facts to a person instead of superseding them.
+    let patch = hindsight_node::BankPatch {
+        strategies: Some(Strategies {
+            temporal: TemporalStrategy::PendingReview,
+            ..Strategies::default()
+        }),
+        ..Default::default()
+    };
+    h.node
+        .create_bank("mcp/careful".parse().unwrap(), patch)
+        .await
+        .unwrap();
+    let client = h.client(Some("mcp/careful")).await;
+    let old = ok(
+        &client,
+        "memory_write",
+        json!({"content": "My usual coffee is a flat white.", "source": "user",
+               "occurred_at": "2026-03-01T09:00:00Z"}),
+    )
+    .await;
+    let new = ok(
+        &client,
+        "memory_write",
+        json!({"content": "Actually, I switched my coffee to an oat latte.", "source": "user",
+               "occurred_at": "2026-03-05T09:00:00Z"}),
+    )
+    .await;
+
+    let reviewed = ok(&client, "memory_review", json!({})).await;
+    assert_eq!(reviewed["open_conflicts"], json!(1), "{reviewed}");
+    let conflict = &reviewed["conflicts"][0];
+    let sides: Vec<&Value> = vec![&conflict["a"]["id"], &conflict["b"]["id"]];
+    assert!(
+        sides.contains(&&old["id"]) && sides.contains(&&new["id"]),
+        "{conflict}"
+    );
+    assert!(conflict["a"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("coffee"));
+    assert_eq!(conflict["new"], json!(true));
+
+    let keep = if conflict["a"]["id"] == new["id"] {
+        "keep_a"
+    } else {
+        "keep_b"
+    };
+    let resolved = ok(
+        &client,
+        "memory_resolve_conflict",
+        json!({"conflict_id": conflict["conflict_id"], "outcome": keep,
+               "note": "the user confirmed the switch"}),
+    )
+    .await;
+    assert_eq!(resolved["outcome"], json!(keep));
+    assert!(!resolved["changed"].as_array().unwrap().is_empty());
+    let again = refused(
+        &client,
+        "memory_resolve_conflict",
+        json!({"conflict_id": conflict["conflict_id"], "outcome": keep}),
+    )
+    .await;
+    assert!(!again.is_empty());
+    let after = ok(&client, "memory_review", json!({})).await;
+    assert_eq!(after["open_conflicts"], json!(0), "{after}");
+
+    client.cancel().await.unwrap();
+    h.stop().await;
+}
