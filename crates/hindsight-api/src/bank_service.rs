@@ -1,4 +1,5 @@
-use hindsight_core::BankName;
+use hindsight_core::{BankName, MemoryId};
+use hindsight_node::transfer::DEFAULT_PAGE;
 use hindsight_node::Node;
 use tonic::{Request, Response, Status};
 
@@ -108,6 +109,51 @@ impl BankService for BankApi {
         let removed = self.node.delete_bank(name).await.map_err(from_node)?;
         Ok(Response::new(pb::DeleteBankResponse {
             memories_removed: removed as u64,
+        }))
+    }
+
+    async fn export_bank(
+        &self,
+        request: Request<pb::ExportBankRequest>,
+    ) -> Result<Response<pb::ExportBankResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
+        let request = request.into_inner();
+        let name = bank_name(&request.name)?;
+        // Everything goes out, quarantined records included: an administrator's view.
+        require(&caller, Right::Admin, &name)?;
+        let after = request
+            .after
+            .map(|id| id.parse::<MemoryId>())
+            .transpose()
+            .map_err(invalid)?;
+        let limit = request.limit.map_or(DEFAULT_PAGE, |l| l as usize);
+        let page = self
+            .node
+            .export_bank(&name, after, limit)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new(pb::ExportBankResponse {
+            lines: page.lines,
+            next: page.next.map(|id| id.to_string()),
+        }))
+    }
+
+    async fn import_bank(
+        &self,
+        request: Request<pb::ImportBankRequest>,
+    ) -> Result<Response<pb::ImportBankResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
+        let request = request.into_inner();
+        let name = bank_name(&request.name)?;
+        require(&caller, Right::Admin, &name)?;
+        let report = self
+            .node
+            .import_bank(&request.lines, &name)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new(pb::ImportBankResponse {
+            memories: report.memories as u64,
+            conflicts: report.conflicts as u64,
         }))
     }
 }

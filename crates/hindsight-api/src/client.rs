@@ -366,6 +366,36 @@ impl HindsightClient {
         Ok(response.memories_removed as usize)
     }
 
+    /// One page of a bank's export: its JSON lines and where the next page starts.
+    pub async fn export_bank_page(
+        &self,
+        name: &BankName,
+        after: Option<String>,
+        limit: Option<u32>,
+    ) -> Result<(Vec<String>, Option<String>), ClientError> {
+        let request = pb::ExportBankRequest {
+            name: name.to_string(),
+            after,
+            limit,
+        };
+        let response = self.answer(self.banks.clone().export_bank(request).await)?;
+        Ok((response.lines, response.next))
+    }
+
+    /// Stores exported lines in `name`; returns the memories and conflicts stored.
+    pub async fn import_bank_lines(
+        &self,
+        name: &BankName,
+        lines: Vec<String>,
+    ) -> Result<(u64, u64), ClientError> {
+        let request = pb::ImportBankRequest {
+            name: name.to_string(),
+            lines,
+        };
+        let response = self.answer(self.banks.clone().import_bank(request).await)?;
+        Ok((response.memories, response.conflicts))
+    }
+
     pub async fn status(&self) -> Result<ServerStatus, ClientError> {
         let response = self.node.clone().status(pb::StatusRequest {}).await;
         Ok(self.answer(response)?.into())

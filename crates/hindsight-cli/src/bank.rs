@@ -5,9 +5,13 @@ use hindsight_core::{BankConfig, BankName, ScoringWeights};
 use hindsight_node::BankPatch;
 use serde_json::{json, Value};
 
-use crate::cli::{BankCommand, BankEditArgs, BankNameArgs, BankSettings, StatusArgs};
+use crate::cli::{
+    BankCommand, BankEditArgs, BankExportArgs, BankImportArgs, BankNameArgs, BankSettings,
+    StatusArgs,
+};
 use crate::json;
 use crate::output::{emit, score};
+use crate::progress::Progress;
 use crate::table::{clip, Table};
 
 /// Columns of a bank's description shown in `bank list`.
@@ -20,6 +24,8 @@ pub async fn run(command: BankCommand) -> anyhow::Result<()> {
         BankCommand::List(args) => list(args).await,
         BankCommand::Update(args) => update(args).await,
         BankCommand::Delete(args) => delete(args).await,
+        BankCommand::Export(args) => export(args).await,
+        BankCommand::Import(args) => import(args).await,
     }
 }
 
@@ -110,6 +116,115 @@ async fn delete(args: BankNameArgs) -> anyhow::Result<()> {
         || format!("deleted {name} ({removed} memories)\n"),
     );
     Ok(())
+}
+
+/// Lines per import call: each is one Raft entry, well under the message limit for typical records.
+const IMPORT_BATCH_LINES: usize = 500;
+/// Bytes per import call, so that large records still fit the 16 MiB message limit.
+const IMPORT_BATCH_BYTES: usize = 8 * 1024 * 1024;
+
+async fn export(args: BankExportArgs) -> anyhow::Result<()> {
+    use std::io::Write;
+    let name: BankName = args.name.parse()?;
+    let client = args.client.connect().await?;
+    let total = client.get_bank(name.clone()).await?.memory_count;
+    let mut out: Box<dyn Write> = match &args.out {
+        Some(path) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let progress = Progress::new("export", total);
+    let (mut lines, mut memories, mut after) = (0u64, 0u64, None);
+    loop {
+        let (page, next) = client.export_bank_page(&name, after, None).await?;
+        for line in &page {
+            writeln!(out, "{line}")?;
+            if line.starts_with("{\"type\":\"memory\"") {
+                memories += 1;
+                progress.inc();
+            }
+        }
+        lines += page.len() as u64;
+        match next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    out.flush()?;
+    progress.finish();
+    if let Some(path) = &args.out {
+        emit(
+            args.client.json,
+            || json!({"name": name.as_str(), "memories": memories, "lines": lines, "file": path}),
+            || {
+                format!(
+                    "exported {name}: {memories} memories, {lines} lines to {}\n",
+                    path.display()
+                )
+            },
+        );
+    }
+    Ok(())
+}
+
+async fn import(args: BankImportArgs) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.file.display()))?;
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    let name: BankName = match &args.bank {
+        Some(bank) => bank.parse()?,
+        None => exported_name(lines.first().map(String::as_str))?,
+    };
+    let client = args.client.connect().await?;
+    let progress = Progress::new("import", lines.len() as u64);
+    let (mut memories, mut conflicts) = (0, 0);
+    let mut batch: Vec<String> = vec![];
+    let mut batch_bytes = 0;
+    for line in lines {
+        if !batch.is_empty()
+            && (batch.len() >= IMPORT_BATCH_LINES || batch_bytes + line.len() > IMPORT_BATCH_BYTES)
+        {
+            let sent = batch.len() as u64;
+            let (m, c) = client
+                .import_bank_lines(&name, std::mem::take(&mut batch))
+                .await?;
+            (memories, conflicts) = (memories + m, conflicts + c);
+            progress.add(sent);
+            batch_bytes = 0;
+        }
+        batch_bytes += line.len();
+        batch.push(line);
+    }
+    if !batch.is_empty() {
+        let sent = batch.len() as u64;
+        let (m, c) = client.import_bank_lines(&name, batch).await?;
+        (memories, conflicts) = (memories + m, conflicts + c);
+        progress.add(sent);
+    }
+    progress.finish();
+    emit(
+        args.client.json,
+        || json!({"name": name.as_str(), "memories": memories, "conflicts": conflicts}),
+        || format!("imported {name}: {memories} memories, {conflicts} conflicts\n"),
+    );
+    Ok(())
+}
+
+/// The bank name in an export's first line.
+fn exported_name(first: Option<&str>) -> anyhow::Result<BankName> {
+    let first: Value = serde_json::from_str(first.unwrap_or_default())
+        .map_err(|e| anyhow::anyhow!("not a bank export (first line: {e})"))?;
+    let name = first["config"]["name"]
+        .as_str()
+        .filter(|_| first["type"] == "bank")
+        .ok_or_else(|| anyhow::anyhow!("not a bank export: the first line is not the bank line"))?;
+    Ok(name.parse()?)
 }
 
 /// The patch the flags ask for. `base` completes a partial set of weights; without it, weights are

@@ -415,6 +415,34 @@ pub enum BankCommand {
     Update(BankEditArgs),
     /// Delete a bank and every memory in it.
     Delete(BankNameArgs),
+    /// Write a bank to a JSON lines file: its settings, every memory with its history, and its
+    /// conflict queue.
+    Export(BankExportArgs),
+    /// Load a file from `bank export` into a new bank (the exported one's name unless --bank).
+    Import(BankImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BankExportArgs {
+    /// The bank name, e.g. acme/agent-7.
+    pub name: String,
+    /// The file to write; standard output when not given.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct BankImportArgs {
+    /// A file written by `hindsight bank export`.
+    pub file: PathBuf,
+    /// Import under this name instead of the exported bank's. Memory ids are kept, so this moves
+    /// a bank (to another node, or after deleting the original); it does not copy one.
+    #[arg(long)]
+    pub bank: Option<String>,
+    #[command(flatten)]
+    pub client: ClientOpts,
 }
 
 #[derive(Debug, Args)]

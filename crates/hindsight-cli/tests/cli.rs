@@ -430,3 +430,131 @@ fn the_retrieval_log_says_what_a_bank_returned_for_a_query_and_why() {
         String::from_utf8_lossy(&refused.stderr)
     );
 }
+
+/// Drops what recalls change as they happen (access counts), which an export carries forward.
+fn without_access(mut value: Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                map.remove("access");
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
+#[test]
+fn a_bank_exported_deleted_and_imported_answers_recall_and_trace_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("serve.log");
+    let server = Server::start(&dir.path().join("data"), &log);
+    let bank = "cli/transfer";
+    let mut ids_written = vec![];
+    for (i, content) in FACTS
+        .iter()
+        .chain(&[
+            "My usual coffee is a flat white.",
+            "Actually, I switched my coffee to an oat latte.",
+        ])
+        .enumerate()
+    {
+        let at = format!("2026-03-{:02}T09:00:00Z", i + 1);
+        let answer = server.json(&[
+            "write",
+            "--bank",
+            bank,
+            "--content",
+            content,
+            "--occurred-at",
+            &at,
+            "--source",
+            "user",
+        ]);
+        ids_written.push(answer["id"].as_str().unwrap().to_string());
+    }
+    let report = server.json(&["review", "--bank", bank, "--as-of", "2026-03-20T00:00:00Z"]);
+    assert!(
+        !report["updated"].as_array().unwrap().is_empty(),
+        "{report}"
+    );
+    let traces = |server: &Server| -> Vec<Value> {
+        ids_written
+            .iter()
+            .map(|id| without_access(server.json(&["trace", id])))
+            .collect()
+    };
+    let recall = |server: &Server| -> Vec<Value> {
+        let answer = server.json(&[
+            "recall",
+            "--bank",
+            bank,
+            "--query",
+            "what coffee does the user drink",
+            "--as-of",
+            "2026-03-21T00:00:00Z",
+            "--include-history",
+        ]);
+        answer["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| serde_json::json!([r["id"], r["content"], r["status"], r["confidence"]]))
+            .collect()
+    };
+    let traces_before = traces(&server);
+    let recall_before = recall(&server);
+    assert!(recall_before.len() >= 2, "{recall_before:?}");
+
+    let file = dir.path().join("transfer.jsonl");
+    let exported = server.run(&["bank", "export", bank, "--out", file.to_str().unwrap()]);
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    let lines = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        lines.lines().count(),
+        1 + ids_written.len(),
+        "bank line and one per memory"
+    );
+    server.json(&["bank", "delete", bank]);
+    let gone = server.run(&["trace", &ids_written[0]]);
+    assert!(
+        !gone.status.success(),
+        "the deleted bank's records are gone"
+    );
+
+    let imported = server.json(&["bank", "import", file.to_str().unwrap()]);
+    assert_eq!(imported["memories"], ids_written.len(), "{imported}");
+    assert_eq!(traces(&server), traces_before, "trace answers as before");
+    assert_eq!(recall(&server), recall_before, "recall answers as before");
+
+    // A second import of the same file would duplicate every record: refused, nothing changes.
+    let again = server.run(&["bank", "import", file.to_str().unwrap()]);
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("already exists"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    // Ids are kept, so the same records cannot go into a second bank next to the first.
+    let copy = server.run(&[
+        "bank",
+        "import",
+        file.to_str().unwrap(),
+        "--bank",
+        "cli/copy",
+    ]);
+    assert!(!copy.status.success());
+    let banks = server.json(&["bank", "list"]);
+    assert!(
+        !banks.to_string().contains("cli/copy"),
+        "a refused import creates no bank: {banks}"
+    );
+    server.kill();
+}

@@ -73,6 +73,13 @@ impl<S: StateMut> Ctx<'_, S> {
                 self.effects.push(Effect::BankChanged(config.name.clone()));
                 CommandOutcome::BankCreated
             }
+            Command::ImportBank {
+                bank,
+                config,
+                memories,
+                history,
+                conflicts,
+            } => self.import(bank, config.as_ref(), memories, history, conflicts),
             Command::UpdateBank { config } => {
                 if self.state.bank(&config.name).is_none() {
                     return rejected(format!("bank {} does not exist", config.name), true);
@@ -723,6 +730,78 @@ impl<S: StateMut> Ctx<'_, S> {
             vec![change],
         );
         self.effects.push(Effect::MemoryUpserted(Box::new(memory)));
+    }
+
+    fn import(
+        &mut self,
+        bank: &BankName,
+        config: Option<&BankConfig>,
+        memories: &[Memory],
+        history: &[HistoryEntry],
+        conflicts: &[Conflict],
+    ) -> CommandOutcome {
+        let exists = self.state.bank(bank).is_some();
+        match config {
+            Some(_) if exists => {
+                return rejected(
+                    format!("bank {bank} already exists; import into a new bank name"),
+                    false,
+                )
+            }
+            None if !exists => {
+                return rejected(format!("bank {bank} does not exist"), true);
+            }
+            _ => {}
+        }
+        if let Some(config) = config.filter(|c| &c.name != bank) {
+            return rejected(
+                format!("the configuration names bank {}", config.name),
+                false,
+            );
+        }
+        // Checked before anything changes: an import applies whole or not at all.
+        for memory in memories {
+            if &memory.bank != bank {
+                return rejected(
+                    format!("memory {} is in bank {}", memory.id, memory.bank),
+                    false,
+                );
+            }
+            if self.state.memory(memory.id).is_some() {
+                return rejected(format!("memory {} already exists", memory.id), false);
+            }
+        }
+        if let Some(conflict) = conflicts.iter().find(|c| &c.bank != bank) {
+            return rejected(
+                format!("conflict {} is in bank {}", conflict.id, conflict.bank),
+                false,
+            );
+        }
+        if let Some(config) = config {
+            self.state.put_bank(config);
+            self.effects.push(Effect::BankChanged(bank.clone()));
+        }
+        for memory in memories {
+            self.state.put_memory(memory);
+            self.effects
+                .push(Effect::MemoryUpserted(Box::new(memory.clone())));
+        }
+        for entry in history {
+            self.state.append_history(entry);
+        }
+        for conflict in conflicts {
+            self.state.put_conflict(conflict);
+        }
+        // What the source bank had reviewed stays reviewed; only later changes are news.
+        let mut review = self.state.review_state(bank).unwrap_or_default();
+        review.watermark = review.watermark.max(self.log_index);
+        let next = conflicts.iter().map(|c| c.id + 1).max().unwrap_or(0);
+        review.next_conflict = review.next_conflict.max(next);
+        self.state.put_review_state(bank, &review);
+        CommandOutcome::Imported {
+            memories: memories.len(),
+            conflicts: conflicts.len(),
+        }
     }
 
     fn remove(&mut self, memory: &Memory) {

@@ -2,6 +2,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::ApiKey;
 use crate::bank::{BankConfig, BankName};
+use crate::history::HistoryEntry;
 use crate::id::MemoryId;
 use crate::memory::Memory;
 use crate::retrieval::{FeedbackOutcome, RecallId};
@@ -86,6 +87,16 @@ pub enum Command {
         id: String,
         at: Timestamp,
     },
+    /// Records exported from a bank, put back as they were (history included). With `config` the
+    /// bank is created and must not exist; without, the records join a bank an earlier import
+    /// created. An id already present refuses the whole command.
+    ImportBank {
+        bank: BankName,
+        config: Option<BankConfig>,
+        memories: Vec<Memory>,
+        history: Vec<HistoryEntry>,
+        conflicts: Vec<Conflict>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -154,5 +165,9 @@ pub enum CommandOutcome {
     Rejected {
         reason: String,
         not_found: bool,
+    },
+    Imported {
+        memories: usize,
+        conflicts: usize,
     },
 }

@@ -21,6 +21,7 @@ mod recall;
 pub mod reflecting;
 mod review;
 mod reviewer;
+pub mod transfer;
 mod writer;
 
 pub use config::{EmbeddingProvider, NodeConfig};

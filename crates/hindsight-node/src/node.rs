@@ -861,7 +861,7 @@ fn apply_patch(mut config: BankConfig, patch: BankPatch) -> Result<BankConfig, N
     Ok(config)
 }
 
-fn outcome_error(outcome: CommandOutcome) -> NodeError {
+pub(crate) fn outcome_error(outcome: CommandOutcome) -> NodeError {
     match outcome {
         CommandOutcome::Rejected {
             reason,

@@ -1,7 +1,7 @@
 //! How a refused or failed call reaches an HTTP client: a status that follows the gRPC code, and a
 //! JSON body with the code's name and a message a person can act on.
 
-use axum::http::StatusCode;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use schemars::JsonSchema;
@@ -58,8 +58,24 @@ impl From<tonic::Status> for HttpError {
 
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body)).into_response()
+        let retry_after = (self.status == StatusCode::TOO_MANY_REQUESTS)
+            .then(|| retry_after_secs(&self.body.message))
+            .flatten();
+        let mut response = (self.status, Json(self.body)).into_response();
+        if let Some(secs) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
     }
+}
+
+/// The whole seconds to wait, from a rate limit's "retry in N ms" (rounded up: never too early).
+fn retry_after_secs(message: &str) -> Option<u64> {
+    let rest = &message[message.find("retry in ")? + "retry in ".len()..];
+    let millis: u64 = rest.split(" ms").next()?.trim().parse().ok()?;
+    Some(millis.div_ceil(1000).max(1))
 }
 
 /// The HTTP status and name of a gRPC code (the mapping of Google's API design guide, except that
@@ -106,5 +122,17 @@ mod tests {
             assert_eq!(error.status().as_u16(), http, "{code:?}");
             assert_eq!(error.body.message, "why");
         }
+    }
+
+    #[test]
+    fn a_rate_limited_answer_says_when_to_come_back() {
+        let error = HttpError::from(tonic::Status::resource_exhausted(
+            "rate limit of 5 requests/s (burst 5) for key k exceeded; retry in 1954 ms",
+        ));
+        let response = error.into_response();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "2");
+        assert_eq!(retry_after_secs("retry in 1 ms"), Some(1));
+        assert_eq!(retry_after_secs("bank over its quota"), None);
     }
 }

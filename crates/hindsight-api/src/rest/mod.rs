@@ -300,6 +300,30 @@ fn documented_routes() -> DocumentedRouter<Services> {
         )
         .route(
             "get",
+            "/v1/banks/{bank}/export",
+            Operation::new(
+                BANKS,
+                "exportBank",
+                "One page of the bank's export as JSON lines (records with history, configuration, conflicts).",
+            )
+            .query::<ExportQuery>()
+            .answer::<pb::ExportBankResponse>(),
+            get(export_bank),
+        )
+        .route(
+            "post",
+            "/v1/banks/{bank}/import",
+            Operation::new(
+                BANKS,
+                "importBank",
+                "Store exported lines in the bank; lines opening with the bank line create it.",
+            )
+            .body::<pb::ImportBankRequest>()
+            .answer::<pb::ImportBankResponse>(),
+            post(import_bank),
+        )
+        .route(
+            "get",
             "/v1/status",
             Operation::new(NODE, "status", "The node's state.").answer::<pb::StatusResponse>(),
             get(status),
@@ -577,6 +601,40 @@ async fn delete_bank(
 ) -> Answer<pb::DeleteBankResponse> {
     let request = pb::DeleteBankRequest { name };
     answer(s.bank.delete_bank(caller.request(request)).await)
+}
+
+/// `GET /v1/banks/{bank}/export` options.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+struct ExportQuery {
+    /// The `next` of the previous page; unset for the first.
+    after: Option<String>,
+    /// Records per page; unset means 500, at most 5000.
+    limit: Option<u32>,
+}
+
+async fn export_bank(
+    State(s): State<Services>,
+    caller: Caller,
+    PathArgs(name): PathArgs<String>,
+    QueryArgs(query): QueryArgs<ExportQuery>,
+) -> Answer<pb::ExportBankResponse> {
+    let request = pb::ExportBankRequest {
+        name,
+        after: query.after,
+        limit: query.limit,
+    };
+    answer(s.bank.export_bank(caller.request(request)).await)
+}
+
+async fn import_bank(
+    State(s): State<Services>,
+    caller: Caller,
+    PathArgs(name): PathArgs<String>,
+    JsonBody(mut body): JsonBody<pb::ImportBankRequest>,
+) -> Answer<pb::ImportBankResponse> {
+    from_path("name", &name, &mut body.name)?;
+    answer(s.bank.import_bank(caller.request(body)).await)
 }
 
 async fn status(State(s): State<Services>, caller: Caller) -> Answer<pb::StatusResponse> {

@@ -1,0 +1,216 @@
+//! Moving a bank out of a node and back in: JSON lines that carry every record with its history,
+//! the bank's configuration and its conflict queue, so that an import answers recall and trace as
+//! the exported bank did.
+//!
+//! Export pages through the bank in id order (a bank of any size, in messages of bounded size);
+//! each import call is one Raft command, applied whole or not at all.
+
+use hindsight_core::history::HistoryEntry;
+use hindsight_core::review::Conflict;
+use hindsight_core::{
+    BankConfig, BankName, Command, CommandOutcome, Memory, MemoryId, ValidationError,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::node::outcome_error;
+use crate::{Node, NodeError};
+
+/// Version of the line format; an import refuses versions it does not know.
+pub const FORMAT: u32 = 1;
+
+/// Records per export page unless the caller asks for fewer.
+pub const DEFAULT_PAGE: usize = 500;
+const MAX_PAGE: usize = 5_000;
+
+/// What a line of an export holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineKind {
+    /// First line: what the bank is (`format`, `config`).
+    Bank,
+    /// A record of any status with its whole history, oldest first (`memory`, `history`).
+    Memory,
+    /// An entry of the conflict queue, open or resolved (`conflict`).
+    Conflict,
+}
+
+/// One line of an export. A flat record rather than a tagged enum: serde reads tagged enums
+/// through a buffer that cannot hold the 128-bit ids.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExportLine {
+    #[serde(rename = "type")]
+    pub kind: LineKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<BankConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Box<Memory>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<HistoryEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<Conflict>,
+}
+
+impl ExportLine {
+    fn new(kind: LineKind) -> Self {
+        ExportLine {
+            kind,
+            format: None,
+            config: None,
+            memory: None,
+            history: vec![],
+            conflict: None,
+        }
+    }
+}
+
+/// One page of an export.
+#[derive(Debug, Clone)]
+pub struct ExportPage {
+    pub lines: Vec<String>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<MemoryId>,
+}
+
+/// What an import call stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportReport {
+    pub memories: usize,
+    pub conflicts: usize,
+}
+
+impl Node {
+    /// The page of `bank`'s export after `after` (from the start when `None`). The first page
+    /// opens with the bank line; the last one ends with the conflict queue.
+    pub async fn export_bank(
+        &self,
+        bank: &BankName,
+        after: Option<MemoryId>,
+        limit: usize,
+    ) -> Result<ExportPage, NodeError> {
+        let reader = self.reader();
+        let config = reader
+            .bank(bank)
+            .map_err(NodeError::internal)?
+            .ok_or_else(|| NodeError::NotFound(format!("bank {bank} does not exist")))?;
+        let limit = limit.clamp(1, MAX_PAGE);
+        let mut lines = vec![];
+        if after.is_none() {
+            lines.push(encode(&ExportLine {
+                format: Some(FORMAT),
+                config: Some(config),
+                ..ExportLine::new(LineKind::Bank)
+            })?);
+        }
+        let memories = reader
+            .bank_memories_after(bank, after, limit)
+            .map_err(NodeError::internal)?;
+        let next = (memories.len() == limit).then(|| memories[limit - 1].id);
+        for memory in memories {
+            let history = reader.history(memory.id).map_err(NodeError::internal)?;
+            lines.push(encode(&ExportLine {
+                memory: Some(Box::new(memory)),
+                history,
+                ..ExportLine::new(LineKind::Memory)
+            })?);
+        }
+        if next.is_none() {
+            for conflict in reader.conflicts(bank).map_err(NodeError::internal)? {
+                lines.push(encode(&ExportLine {
+                    conflict: Some(conflict),
+                    ..ExportLine::new(LineKind::Conflict)
+                })?);
+            }
+        }
+        Ok(ExportPage { lines, next })
+    }
+
+    /// Stores exported lines. A call whose lines start with the bank line creates the bank (which
+    /// must not exist); later calls add to it. The lines go into `bank` whatever bank they came from. Records
+    /// are signed again with this node's key: the export is trusted by whoever may import it.
+    pub async fn import_bank(
+        &self,
+        lines: &[String],
+        bank: &BankName,
+    ) -> Result<ImportReport, NodeError> {
+        let mut config = None;
+        let mut memories = vec![];
+        let mut history = vec![];
+        let mut conflicts = vec![];
+        for (i, line) in lines.iter().enumerate() {
+            let parsed: ExportLine =
+                serde_json::from_str(line).map_err(|e| invalid(format!("line {}: {e}", i + 1)))?;
+            let missing = |what: &str| invalid(format!("line {}: no {what}", i + 1));
+            match parsed.kind {
+                LineKind::Bank => {
+                    let format = parsed.format.ok_or_else(|| missing("format"))?;
+                    if format != FORMAT {
+                        return Err(invalid(format!(
+                            "line {}: export format {format}, this node reads {FORMAT}",
+                            i + 1
+                        )));
+                    }
+                    if i != 0 || config.is_some() {
+                        return Err(invalid(format!(
+                            "line {}: the bank line must come first, once",
+                            i + 1
+                        )));
+                    }
+                    config = Some(parsed.config.ok_or_else(|| missing("config"))?);
+                }
+                LineKind::Memory => {
+                    memories.push(*parsed.memory.ok_or_else(|| missing("memory"))?);
+                    history.extend(parsed.history);
+                }
+                LineKind::Conflict => {
+                    conflicts.push(parsed.conflict.ok_or_else(|| missing("conflict"))?)
+                }
+            }
+        }
+        if lines.is_empty() {
+            return Err(invalid("nothing to import"));
+        }
+        if let Some(config) = &mut config {
+            config.name = bank.clone();
+        }
+        for memory in &mut memories {
+            memory.bank = bank.clone();
+            self.sign(memory);
+        }
+        for conflict in &mut conflicts {
+            conflict.bank = bank.clone();
+        }
+        let (log_index, outcome) = self
+            .propose(Command::ImportBank {
+                bank: bank.clone(),
+                config,
+                memories,
+                history,
+                conflicts,
+            })
+            .await?;
+        match outcome {
+            CommandOutcome::Imported {
+                memories,
+                conflicts,
+            } => {
+                let view = self.bank_view(bank).await?;
+                self.wait_indexed(view, log_index).await?;
+                Ok(ImportReport {
+                    memories,
+                    conflicts,
+                })
+            }
+            other => Err(outcome_error(other)),
+        }
+    }
+}
+
+fn encode(line: &ExportLine) -> Result<String, NodeError> {
+    serde_json::to_string(line).map_err(NodeError::internal)
+}
+
+fn invalid(message: impl Into<String>) -> NodeError {
+    NodeError::Invalid(ValidationError::Invalid(message.into()))
+}
