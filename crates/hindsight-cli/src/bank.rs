@@ -44,7 +44,7 @@ async fn create(args: BankEditArgs) -> anyhow::Result<()> {
         };
         bank = client.update_bank(name, patch).await?;
     }
-    print_bank(args.client.json, &bank);
+    print_bank(args.client.json(), &bank);
     Ok(())
 }
 
@@ -62,7 +62,7 @@ async fn update(args: BankEditArgs) -> anyhow::Result<()> {
         current.as_ref().and_then(|c| c.strategies.as_ref()),
     )?;
     let bank = client.update_bank(name, patch).await?;
-    print_bank(args.client.json, &bank);
+    print_bank(args.client.json(), &bank);
     Ok(())
 }
 
@@ -71,7 +71,7 @@ async fn get(args: BankNameArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let info = client.get_bank(name).await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json::bank_info(&info),
         || bank_text(&info.config, Some(info.memory_count)),
     );
@@ -82,7 +82,7 @@ async fn list(args: StatusArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let banks = client.list_banks().await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json!({ "banks": banks.iter().map(json::bank_info).collect::<Vec<Value>>() }),
         || {
             if banks.is_empty() {
@@ -111,7 +111,7 @@ async fn delete(args: BankNameArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let removed = client.delete_bank(name.clone()).await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json!({ "name": name.as_str(), "memories_removed": removed }),
         || format!("deleted {name} ({removed} memories)\n"),
     );
@@ -156,7 +156,7 @@ async fn export(args: BankExportArgs) -> anyhow::Result<()> {
     progress.finish();
     if let Some(path) = &args.out {
         emit(
-            args.client.json,
+            args.client.json(),
             || json!({"name": name.as_str(), "memories": memories, "lines": lines, "file": path}),
             || {
                 format!(
@@ -209,7 +209,7 @@ async fn import(args: BankImportArgs) -> anyhow::Result<()> {
     }
     progress.finish();
     emit(
-        args.client.json,
+        args.client.json(),
         || json!({"name": name.as_str(), "memories": memories, "conflicts": conflicts}),
         || format!("imported {name}: {memories} memories, {conflicts} conflicts\n"),
     );

@@ -24,6 +24,8 @@ pub struct Cli {
 pub enum Command {
     /// Run a node: the store, the indexes and the gRPC and HTTP servers.
     Serve(ServeArgs),
+    /// Print a shell completion script: `hindsight completion bash > /etc/bash_completion.d/hindsight`.
+    Completion(CompletionArgs),
     /// Store one memory.
     Write(WriteArgs),
     /// Find memories for a query.
@@ -97,12 +99,31 @@ pub struct ClientOpts {
         value_name = "KEY"
     )]
     pub api_key: Option<String>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    /// Print JSON instead of a table (the same as --output json).
+    #[arg(long = "json")]
+    pub json_flag: bool,
+    /// How to print the answer.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output: Option<OutputFormat>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Columns for a person.
+    Table,
+    /// One JSON document, for scripts.
+    Json,
 }
 
 impl ClientOpts {
+    /// Whether to print JSON: `--json`, or `--output json` (an explicit `--output table` wins).
+    pub fn json(&self) -> bool {
+        match self.output {
+            Some(format) => format == OutputFormat::Json,
+            None => self.json_flag,
+        }
+    }
+
     /// A connection to the server that sends the API key, if one was given.
     pub async fn connect(&self) -> anyhow::Result<hindsight_api::HindsightClient> {
         let client = hindsight_api::HindsightClient::connect(&self.server).await?;
@@ -554,7 +575,21 @@ mod tests {
             panic!("not a recall")
         };
         assert_eq!(args.banks, ["a/b", "c"]);
-        assert!(args.client.json);
+        assert!(args.client.json());
+        let output = |flags: &[&str]| {
+            let mut argv = vec!["hindsight", "status"];
+            argv.extend_from_slice(flags);
+            let Command::Status(args) = Cli::try_parse_from(argv).unwrap().command else {
+                panic!("not status")
+            };
+            args.client.json()
+        };
+        assert!(output(&["--output", "json"]));
+        assert!(!output(&["--output", "table"]));
+        assert!(!output(&["--json", "--output", "table"]));
+        assert!(!output(&[]));
+        assert!(Cli::try_parse_from(["hindsight", "status", "--output", "xml"]).is_err());
+        assert!(Cli::try_parse_from(["hindsight", "completion", "bash"]).is_ok());
 
         assert!(Cli::try_parse_from([
             "hindsight",
@@ -586,4 +621,10 @@ mod tests {
         ])
         .is_ok());
     }
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
 }

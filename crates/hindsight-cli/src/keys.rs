@@ -18,7 +18,7 @@ pub async fn run(command: KeyCommand) -> anyhow::Result<()> {
             let client = args.client.connect().await?;
             let (key, info) = client.create_api_key(&args.principal, &grants).await?;
             emit(
-                args.client.json,
+                args.client.json(),
                 || json!({ "key": key, "info": info_json(&info) }),
                 || {
                     format!(
@@ -33,7 +33,7 @@ pub async fn run(command: KeyCommand) -> anyhow::Result<()> {
             let client = args.client.connect().await?;
             let keys = client.api_keys().await?;
             emit(
-                args.client.json,
+                args.client.json(),
                 || keys.iter().map(info_json).collect(),
                 || {
                     if keys.is_empty() {
@@ -59,7 +59,7 @@ pub async fn run(command: KeyCommand) -> anyhow::Result<()> {
             let client = args.client.connect().await?;
             let key = client.revoke_api_key(&args.id).await?;
             emit(
-                args.client.json,
+                args.client.json(),
                 || info_json(&key),
                 || format!("API key {} of {} revoked\n", key.id, key.principal),
             );

@@ -24,7 +24,7 @@ pub async fn feedback(args: FeedbackArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let report = client.feedback(recall, memory, outcome).await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json::feedback(&report),
         || {
             if report.applied {
@@ -49,7 +49,7 @@ pub async fn log(command: LogCommand) -> anyhow::Result<()> {
             let client = args.client.connect().await?;
             let recalls = client.recalls(&query).await?;
             emit(
-                args.client.json,
+                args.client.json(),
                 || recalls.iter().map(json::retrieval).collect(),
                 || list_text(&recalls),
             );
@@ -59,7 +59,7 @@ pub async fn log(command: LogCommand) -> anyhow::Result<()> {
             let client = args.client.connect().await?;
             let record = client.recall_record(recall).await?;
             emit(
-                args.client.json,
+                args.client.json(),
                 || json::retrieval(&record),
                 || show_text(&record),
             );

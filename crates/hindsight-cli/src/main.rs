@@ -50,6 +50,17 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve(args) => serve::run(args).await,
+        Command::Completion(args) => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            clap_complete::generate(
+                args.shell,
+                &mut command,
+                "hindsight",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
         Command::Write(args) => write::run(args).await,
         Command::Recall(args) => recall::run(args).await,
         Command::Get(args) => records::get(args).await,

@@ -51,7 +51,7 @@ pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let response = client.recall(request).await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json::recall(&response),
         || text(&response),
     );

@@ -13,7 +13,7 @@ pub async fn get(args: IdArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let memory = client.get(id).await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json::memory(&memory),
         || memory_text(&memory),
     );
@@ -25,7 +25,7 @@ pub async fn trace(args: IdArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let trace = client.trace(id).await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json::trace(&trace),
         || {
             let mut history =
@@ -74,7 +74,7 @@ pub async fn forget(args: ForgetArgs) -> anyhow::Result<()> {
         .await?;
     let action = if args.hard { "deleted" } else { "archived" };
     emit(
-        args.client.json,
+        args.client.json(),
         || {
             let changed: Vec<String> = changed.iter().map(ToString::to_string).collect();
             json!({ "changed": changed, "hard": args.hard })

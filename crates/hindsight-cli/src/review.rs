@@ -18,7 +18,7 @@ pub async fn run(args: ReviewArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let report = client.review(bank, as_of).await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json::review(&report),
         || {
             let mut t = Table::fields();
@@ -92,7 +92,7 @@ pub async fn reflect(args: ReflectArgs) -> anyhow::Result<()> {
         .reflect(bank, &trace, args.task_id, args.dry_run)
         .await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json::reflect(&report),
         || {
             if report.memories.is_empty() {
@@ -131,7 +131,7 @@ pub async fn conflicts(command: ConflictsCommand) -> anyhow::Result<()> {
             let client = args.client.connect().await?;
             let conflicts = client.conflicts(args.bank.parse()?, args.all).await?;
             emit(
-                args.client.json,
+                args.client.json(),
                 || serde_json::json!({ "conflicts": conflicts.iter().map(json::conflict).collect::<Vec<_>>() }),
                 || {
                     let mut t = Table::with_header(["id", "a", "b", "judge", "why", "outcome"]);
@@ -158,7 +158,7 @@ pub async fn conflicts(command: ConflictsCommand) -> anyhow::Result<()> {
                 .resolve_conflict(args.bank.parse()?, args.id, &args.outcome, &args.note)
                 .await?;
             emit(
-                args.client.json,
+                args.client.json(),
                 || serde_json::json!({ "conflict": json::conflict(&conflict), "changed": changed.iter().map(|id| id.to_string()).collect::<Vec<_>>() }),
                 || {
                     format!(

@@ -7,7 +7,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let status = client.status().await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json::status(&status),
         || {
             let n = &status.node;

@@ -50,7 +50,7 @@ pub async fn run(args: WriteArgs) -> anyhow::Result<()> {
     let client = args.client.connect().await?;
     let outcome = client.write(request).await?;
     emit(
-        args.client.json,
+        args.client.json(),
         || json::write(&outcome),
         || match &outcome.disposition {
             Disposition::Created => format!("{}  created\n", outcome.id),
