@@ -52,14 +52,14 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(args).await,
         Command::Completion(args) => {
             use clap::CommandFactory;
-            let mut command = Cli::command();
-            clap_complete::generate(
-                args.shell,
-                &mut command,
-                "hindsight",
-                &mut std::io::stdout(),
-            );
-            Ok(())
+            use std::io::Write;
+            let mut script = vec![];
+            clap_complete::generate(args.shell, &mut Cli::command(), "hindsight", &mut script);
+            // A closed pipe (`| head`) is the reader's choice, not a failure worth a panic.
+            match std::io::stdout().write_all(&script) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                other => Ok(other?),
+            }
         }
         Command::Write(args) => write::run(args).await,
         Command::Recall(args) => recall::run(args).await,
