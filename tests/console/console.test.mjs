@@ -22,6 +22,9 @@ const KEEP = process.env.HINDSIGHT_CONSOLE_KEEP === '1';
 // A bank name with a slash, so the console's percent-encoding of path segments is exercised.
 const BANK = 'acme/console-test';
 const OVERALL_TIMEOUT_MS = 180_000;
+// The node runs with authentication on, so the key field and an unauthenticated answer are part of
+// the test; the bootstrap admin key only has to look like hs_<id>_<secret>.
+const ADMIN_KEY = `hs_console_${Math.random().toString(36).slice(2)}${Date.now().toString(36)}0000000000000000`;
 const STEP_TIMEOUT_MS = 20_000;
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'hindsight-console-'));
@@ -58,10 +61,14 @@ async function startServer() {
   const dataDir = path.join(work, 'data');
   const logPath = path.join(work, 'node.log');
   const out = fs.openSync(logPath, 'a');
-  const env = { ...process.env, HINDSIGHT_EMBEDDING_PROVIDER: 'hashing' };
-  // The node must run open for this test; a key from the caller's shell would not match it.
-  delete env.HINDSIGHT_ADMIN_KEY;
-  delete env.HINDSIGHT_API_KEY;
+  const env = {
+    ...process.env,
+    HINDSIGHT_EMBEDDING_PROVIDER: 'hashing',
+    HINDSIGHT_AUTH_ENABLED: 'true',
+    // Reviews run only when asked, so which cycle opens which conflict does not depend on timing.
+    HINDSIGHT_REVIEW_ON_LIKELY_CONFLICT: 'false',
+    HINDSIGHT_ADMIN_KEY: ADMIN_KEY,
+  };
   server = spawn(BIN, [
     'serve',
     '--data-dir', dataDir,
@@ -103,7 +110,7 @@ async function stopServer() {
 
 function client(base) {
   return async function api(method, route, body) {
-    const init = { method, headers: { Accept: 'application/json' } };
+    const init = { method, headers: { Accept: 'application/json', Authorization: `Bearer ${ADMIN_KEY}` } };
     if (body !== undefined) {
       init.headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
@@ -170,21 +177,11 @@ async function seed(api) {
   ids.attack = attack.id;
   log(`ok - seeded ${writes.length} memories and 1 quarantined write`);
 
-  // A contradicting write also asks the bank's reviewer for a cycle of its own; whichever cycle
-  // judges the pair opens the conflict, so wait for the queue rather than for one review.
   const review = await api('POST', `${bankPath}/review`, {});
   assert.ok(review.cycle, `review answered without a cycle: ${JSON.stringify(review)}`);
-  let conflict = null;
-  const deadline = Date.now() + 20_000;
-  while (!conflict) {
-    const { conflicts = [] } = await api('GET', `${bankPath}/conflicts?include_resolved=false`);
-    conflict = conflicts.find((c) => !c.outcome) || null;
-    if (conflict) break;
-    if (Date.now() > deadline) {
-      throw new Error(`no conflict queued; last review: ${JSON.stringify(review)}`);
-    }
-    await sleep(250);
-  }
+  const { conflicts = [] } = await api('GET', `${bankPath}/conflicts?include_resolved=false`);
+  assert.equal(conflicts.length, 1, `expected one queued conflict: ${JSON.stringify({ review, conflicts })}`);
+  const [conflict] = conflicts;
   const pair = [conflict.a, conflict.b].sort();
   const coffee = [ids['My usual coffee is a flat white.'], ids['Actually, I switched my coffee to an oat latte.']].sort();
   assert.deepEqual(pair, coffee, `the queued conflict is not the coffee pair: ${JSON.stringify(conflict)}`);
@@ -240,13 +237,33 @@ async function drive(base, seeded, api) {
   assert.deepEqual(problems, [], 'the page reported errors');
 }
 
+// Every view is saved under target/console, so a change to the page can be looked at without a node.
+async function snap(page, name) {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: name === 'recall-playground' });
+  return file;
+}
+
 async function steps(page, base, seeded, api) {
   const { ids, conflict, bankPath } = seeded;
   const tid = (id) => `[data-testid="${id}"]`;
 
+  // Without a key the node refuses, and the page says what to do about it.
   await page.goto(`${base}/console`);
+  const refusedBanks = page.locator(`${tid('bank-list')} ${tid('inline-error')}`);
+  await refusedBanks.waitFor();
+  assert.equal(await refusedBanks.getAttribute('data-code'), 'unauthenticated');
+  assert.equal(await page.locator(tid('error-banner')).getAttribute('data-code'), 'unauthenticated');
+  await page.fill(tid('api-key-input'), ADMIN_KEY);
+  await page.click(tid('api-key-save'));
   const bankItem = page.locator(`${tid('bank-item')}[data-bank="${BANK}"]`);
   await bankItem.waitFor();
+  await page.locator(tid('error-banner')).waitFor({ state: 'hidden' });
+  // The key lasts for the tab, not just the page.
+  await page.reload();
+  await bankItem.waitFor();
+  log('ok - refused without a key (unauthenticated shown), banks listed with one');
   const count = Number((await bankItem.locator(tid('bank-memory-count')).textContent()).replace(/\D/g, ''));
   assert.ok(count >= 6, `bank list shows ${count} records, expected at least 6`);
   await bankItem.click();
@@ -259,6 +276,7 @@ async function steps(page, base, seeded, api) {
   const quarantinedRow = page.locator(`${tid('memory-row')}[data-id="${ids.attack}"]`);
   await quarantinedRow.waitFor();
   assert.equal(await quarantinedRow.getAttribute('data-status'), 'quarantined');
+  await snap(page, 'memories');
   log(`ok - memories view lists ${await rows.count()} records, the held write as quarantined`);
 
   // Recall playground.
@@ -277,9 +295,7 @@ async function steps(page, base, seeded, api) {
   const score = Number(await hit.locator(tid('hit-score')).textContent());
   assert.ok(score > 0, `score shown as ${score}`);
   await page.locator(tid('recall-id')).waitFor();
-  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  const shot = path.join(SCREENSHOT_DIR, 'recall-playground.png');
-  await page.screenshot({ path: shot, fullPage: true });
+  const shot = await snap(page, 'recall-playground');
   log(`ok - recall found the memory with score ${score} and arms ${arms.map((a) => a.trim()).join(', ')}; screenshot ${path.relative(ROOT, shot)}`);
 
   // Trace of that result.
@@ -293,6 +309,7 @@ async function steps(page, base, seeded, api) {
   assert.ok(actor && actor !== '—', 'history entry shows no actor');
   const integrity = (await panel.locator(tid('trace-integrity')).textContent()).trim();
   assert.ok(integrity.length > 0, 'trace shows no integrity');
+  await snap(page, 'trace');
   log(`ok - trace shows ${await entries.count()} history entr${(await entries.count()) === 1 ? 'y' : 'ies'} (first by ${actor}), integrity "${integrity}"`);
   await page.click(tid('trace-close'));
   await panel.waitFor({ state: 'hidden' });
@@ -300,13 +317,13 @@ async function steps(page, base, seeded, api) {
   // An API error is shown with its code and message.
   await page.fill(tid('recall-as-of'), 'not a time');
   await page.click(tid('recall-submit'));
-  const banner = page.locator(tid('error-banner'));
-  await banner.waitFor();
-  assert.equal(await banner.getAttribute('data-code'), 'invalid_argument');
-  const message = (await banner.locator(tid('error-message')).textContent()).trim();
-  assert.ok(message.length > 0, 'the error banner shows no message');
+  const refused = page.locator(`${tid('recall-results')} ${tid('inline-error')}`);
+  await refused.waitFor();
+  assert.equal(await refused.getAttribute('data-code'), 'invalid_argument');
+  const message = (await refused.locator(tid('error-message')).textContent()).trim();
+  assert.ok(message.length > 0, 'the error shows no message');
+  await snap(page, 'error');
   log(`ok - a refused recall shows "invalid_argument: ${message}"`);
-  await page.click(tid('error-dismiss'));
   await page.fill(tid('recall-as-of'), '');
 
   // Conflict queue.
@@ -314,9 +331,11 @@ async function steps(page, base, seeded, api) {
   const item = page.locator(`${tid('conflict-item')}[data-conflict-id="${conflict.id}"]`);
   await item.waitFor();
   await item.locator(tid('conflict-side-a')).locator('.content-text').waitFor();
+  await snap(page, 'conflicts');
   await item.locator(tid('resolve-keep_b')).click();
   await item.waitFor({ state: 'detached' });
   await page.locator(`${tid('conflicts-open-count')}[data-open="0"]`).waitFor();
+  await page.locator(tid('conflict-flash'), { hasText: `#${conflict.id} resolved: keep b` }).waitFor();
   const { conflicts } = await api('GET', `${bankPath}/conflicts?include_resolved=true`);
   const resolved = conflicts.find((c) => String(c.id) === String(conflict.id));
   assert.ok(resolved, 'the resolved conflict is missing from the API');
@@ -330,17 +349,33 @@ async function steps(page, base, seeded, api) {
   await held.waitFor();
   const reason = (await held.locator(tid('quarantine-reason')).textContent()).trim();
   assert.ok(reason && reason !== 'no reason recorded', 'the held write shows no reason');
+  await snap(page, 'quarantine');
   log(`ok - quarantine view shows the held write: ${reason}`);
 
-  // Review on demand.
+  // Review on demand, with something for the cycle to find: the same source denying a fact with no
+  // sign of a change, which the rules judge cannot decide and so leaves to a person.
+  const denial = await api('POST', `${bankPath}/memories`, {
+    content: 'The staging cluster does not run on spot instances in eu-west-1.',
+    provenance: { source: 'user' },
+  });
+  assert.equal(denial.disposition, 'created', `denial: ${JSON.stringify(denial)}`);
   await page.click(tid('tab-review'));
   await page.click(tid('review-run'));
   const result = page.locator(tid('review-result'));
   await result.waitFor();
-  const cycle = (await result.locator(tid('review-cycle')).textContent()).trim();
-  assert.match(cycle, /#\d+/, `review cycle shown as "${cycle}"`);
-  const tokens = (await result.locator(tid('review-tokens')).textContent()).trim();
-  log(`ok - review from the console: ${cycle}, ${tokens}`);
+  const statValue = async (id) => (await result.locator(`${tid(id)} .stat-value`).textContent()).trim();
+  const cycle = await statValue('review-cycle');
+  assert.match(cycle, /^#\d+$/, `review cycle shown as "${cycle}"`);
+  const judged = await statValue('review-pairs-judged');
+  assert.match(judged, /^[1-9]/, `pairs judged shown as "${judged}"`);
+  const tokens = await statValue('review-tokens');
+  assert.match(tokens, /^\d+ \/ /, `tokens shown as "${tokens}"`);
+  await result.locator(`${tid('review-decision')}[data-kind="pending_review"]`).waitFor();
+  await snap(page, 'review');
+  await result.locator(tid('review-open-conflicts')).click();
+  await page.locator(`${tid('conflicts-open-count')}[data-open="1"]`).waitFor();
+  log(`ok - review from the console: cycle ${cycle}, ${judged} pair(s) judged, tokens ${tokens}, one pending_review decision; its conflict is in the queue`);
+  await snap(page, 'conflicts-after-review');
 }
 
 // ------------------------------------------------------------------ main

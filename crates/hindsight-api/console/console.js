@@ -131,6 +131,12 @@
       p.tool ? h('span', { class: 'muted' }, ` · ${p.tool}`) : null);
   }
 
+  // Stored f32 values come back in their exact spelling (0.71999997); three places say enough.
+  function tidy(value) {
+    const v = String(value ?? '');
+    return /^-?\d+\.\d{4,}$/.test(v) ? String(Number(Number(v).toFixed(3))) : v;
+  }
+
   function kindLabel(m) {
     return m.subtype ? `${m.kind || 'semantic'}/${m.subtype}` : (m.kind || 'semantic');
   }
@@ -203,7 +209,6 @@
     unauthenticated: 'The node needs an API key: enter one at the top right.',
     permission_denied: 'This API key has no right to do that on this bank.',
     not_found: 'It does not exist (any more).',
-    invalid_argument: 'The request was refused as invalid.',
     failed_precondition: 'The node refused it in its current state.',
     already_exists: 'It exists already.',
     resource_exhausted: 'Rate limit reached: wait a moment and try again.',
@@ -227,9 +232,10 @@
 
   function errorBox(err, what) {
     const d = describe(err);
-    return h('div', { class: 'inline-error', testid: 'inline-error', dataset: { code: d.code } },
-      h('strong', null, what ? `${what}: ` : ''),
-      h('code', null, d.code), ' ',
+    return h('div', { class: 'inline-error', testid: 'inline-error', role: 'alert', dataset: { code: d.code } },
+      h('strong', null, what ? `${what} failed. ` : ''),
+      h('code', { testid: 'error-code' }, d.code),
+      d.status ? h('span', { class: 'muted' }, ` (HTTP ${d.status})`) : null, ' ',
       h('span', { testid: 'error-message' }, d.message),
       d.hint ? h('div', { class: 'muted' }, d.hint) : null);
   }
@@ -519,7 +525,7 @@
       out.append(memoryTable(rows));
     };
 
-    const query = h('input', { type: 'search', placeholder: `Topic (optional; default lists everything up to ${LIST_TOP_K})`, testid: 'memories-query' });
+    const query = h('input', { type: 'search', class: 'wide', placeholder: 'Topic (optional)', title: `Ranks the listing by this topic; empty lists up to ${LIST_TOP_K} records`, testid: 'memories-query' });
     const load = async () => {
       clear(out).append(spinner());
       try {
@@ -528,7 +534,6 @@
         draw();
       } catch (err) {
         clear(out).append(errorBox(err, 'Listing memories'));
-        showError(err, 'Listing memories');
       }
     };
 
@@ -664,7 +669,6 @@
         } catch (err) {
           state.recall.set(bank, { form: f, response: null });
           clear(out).append(errorBox(err, 'Recall'));
-          throw err;
         }
       });
     });
@@ -752,6 +756,12 @@
     const includeResolved = h('input', { type: 'checkbox', checked: state.conflictsIncludeResolved, testid: 'conflicts-include-resolved' });
     const reload = h('button', { type: 'button', testid: 'conflicts-reload' }, 'Reload');
     const out = h('div', { testid: 'conflict-list', class: 'conflicts' });
+    // A resolved card leaves the open queue on reload, so what became of it is said above the list.
+    const flash = h('div', { class: 'flash', testid: 'conflict-flash', hidden: true });
+    const resolved = (text) => {
+      flash.textContent = text;
+      flash.hidden = false;
+    };
 
     const load = async () => {
       state.conflictsIncludeResolved = includeResolved.checked;
@@ -761,7 +771,6 @@
         res = await api('GET', `${bankPath(bank)}/conflicts?include_resolved=${includeResolved.checked}`);
       } catch (err) {
         clear(out).append(errorBox(err, 'Conflict queue'));
-        showError(err, 'Loading the conflict queue');
         return;
       }
       // Proto3 JSON may leave out a zero id, and the first conflict of a node is #0.
@@ -786,7 +795,7 @@
         out.append(empty('No conflict waiting. The review queues a contradiction here when the bank\'s strategies leave it to a person.'));
         return;
       }
-      for (const c of conflicts) out.append(conflictCard(c, memories, bank, load));
+      for (const c of conflicts) out.append(conflictCard(c, memories, bank, load, resolved));
     };
 
     includeResolved.addEventListener('change', load);
@@ -795,6 +804,7 @@
       h('div', { class: 'toolbar' },
         h('label', { class: 'check' }, includeResolved, 'include resolved'),
         reload),
+      flash,
       out);
     load();
   }
@@ -818,9 +828,8 @@
       source(memory.provenance), ' · ', kindLabel(memory), ' · conf ', num(memory.confidence), ' · ', when(memory.occurred_at)));
   }
 
-  function conflictCard(c, memories, bank, reload) {
+  function conflictCard(c, memories, bank, reload, resolved) {
     const note = h('input', { type: 'text', placeholder: 'Note (kept with the resolution)', testid: 'resolve-note', class: 'grow' });
-    const result = h('div', { class: 'muted', testid: 'resolve-result' });
     const actions = c.outcome
       ? h('div', { class: 'resolved', testid: 'conflict-outcome' },
         'Resolved ', h('b', null, c.outcome.replace('_', ' ')), ' ', when(c.resolved_at),
@@ -835,7 +844,7 @@
           onclick: (e) => run(e.currentTarget, 'Resolving the conflict', async () => {
             const res = await api('POST', `${bankPath(bank)}/conflicts/${enc(c.id)}/resolve`, { outcome, note: note.value.trim() });
             const changed = res.changed || [];
-            result.textContent = `Resolved ${outcome.replace('_', ' ')}; ${changed.length} memor${changed.length === 1 ? 'y' : 'ies'} changed.`;
+            resolved(`Conflict #${c.id} resolved: ${outcome.replace('_', ' ')}; ${changed.length} memor${changed.length === 1 ? 'y' : 'ies'} changed.`);
             await reload();
             loadBanks();
           }),
@@ -847,8 +856,7 @@
         h('span', { class: 'muted' }, `judge ${c.judge || '—'}`)),
       h('div', { class: 'explanation', testid: 'conflict-explanation' }, c.explanation),
       h('div', { class: 'sides' }, conflictSide('A', c.a, memories.get(c.a)), conflictSide('B', c.b, memories.get(c.b))),
-      actions,
-      result);
+      actions);
   }
 
   // -- Quarantine
@@ -863,7 +871,6 @@
         res = await listBank(bank, { includeHistory: true });
       } catch (err) {
         clear(out).append(errorBox(err, 'Quarantine'));
-        showError(err, 'Listing quarantined memories');
         return;
       }
       const held = (res.hits || []).filter((hit) => statusName(hit.status || hit.memory.status) === 'quarantined');
@@ -927,7 +934,7 @@
   // -- Review
 
   function renderReview(view, bank) {
-    const asOf = h('input', { type: 'text', placeholder: 'as of (RFC 3339; empty: now)', testid: 'review-as-of' });
+    const asOf = h('input', { type: 'text', class: 'wide', placeholder: 'as of (RFC 3339; empty: now)', testid: 'review-as-of' });
     const button = h('button', { type: 'button', class: 'primary', testid: 'review-run' }, 'Run review now');
     const out = h('div', { testid: 'review-result-area' });
     button.addEventListener('click', () => run(button, 'Review', async () => {
@@ -942,7 +949,6 @@
         loadBanks();
       } catch (err) {
         clear(out).append(errorBox(err, 'Review'));
-        throw err;
       }
     }));
     view.append(
@@ -968,18 +974,18 @@
     const c = res.cycle || {};
     const budget = Number(c.token_budget || 0);
     const used = Number(c.tokens_used || 0);
-    const tokenMeter = h('span', { class: 'meter wide', title: `${used} of ${budget || 'unbounded'} tokens` },
-      h('span', { class: 'meter-track' }, (() => {
-        const f = h('span', { class: 'meter-fill' });
-        f.style.width = budget ? `${Math.min(100, (used / budget) * 100).toFixed(1)}%` : '0%';
-        return f;
-      })()));
+    let tokenMeter = null;
+    if (budget) {
+      const fill = h('span', { class: 'meter-fill' });
+      fill.style.width = `${Math.min(100, (used / budget) * 100).toFixed(1)}%`;
+      tokenMeter = h('span', { class: 'meter wide', title: `${used} of ${budget} tokens` }, h('span', { class: 'meter-track' }, fill));
+    }
     const decisions = Object.entries(c.decisions || {}).filter(([, n]) => Number(n) > 0).sort();
     out.append(h('div', { class: 'review', testid: 'review-result' },
       h('div', { class: 'stats' },
         stat('cycle', c.cycle != null ? `#${c.cycle}` : '—', 'review-cycle'),
         stat('judge', c.judge || '—', 'review-judge'),
-        stat('tokens', h('span', null, `${int(used)} / ${budget ? int(budget) : '∞'}`, tokenMeter), 'review-tokens'),
+        stat('tokens used / budget', h('span', null, `${int(used)} / ${budget ? int(budget) : 'no budget'}`, tokenMeter), 'review-tokens'),
         stat('pairs considered', `${int(c.pairs_considered)} of ${int(c.all_pairs)} possible`, 'review-pairs-considered'),
         stat('pairs judged', `${int(c.pairs_judged)}${c.pairs_deferred ? ` (${int(c.pairs_deferred)} deferred)` : ''}`, 'review-pairs-judged'),
         stat('changed since last cycle', int(c.changed), 'review-changed'),
@@ -999,7 +1005,7 @@
         field('updated', idList(res.updated, 'updated')),
         field('expired', idList(res.expired, 'expired')),
         field('rules created', idList(res.created, 'created')),
-        field('purged', h('span', null, res.purged && res.purged.length ? `${res.purged.length} deleted for good` : 'none')))));
+        field('purged', res.purged && res.purged.length ? h('span', null, `${res.purged.length} deleted for good`) : h('span', { class: 'muted' }, 'none')))));
   }
 
   function stat(label, value, testid) {
@@ -1085,7 +1091,7 @@
           e.reason ? h('div', { class: 'he-reason', testid: 'history-reason' }, e.reason) : null,
           (e.changes || []).length
             ? h('table', { class: 'changes' }, h('tbody', null, e.changes.map((c) => h('tr', null,
-              h('td', null, c.field), h('td', { class: 'old' }, c.old), h('td', null, '→'), h('td', { class: 'new' }, c.new)))))
+              h('td', null, c.field), h('td', { class: 'old' }, tidy(c.old)), h('td', null, '→'), h('td', { class: 'new' }, tidy(c.new))))))
             : null)))
         : empty('No history.'),
       h('h3', null, `Related (${related.length})`),
