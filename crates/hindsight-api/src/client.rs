@@ -14,7 +14,7 @@ use hindsight_review::reflect::TaskTrace;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::interceptor::InterceptedService;
 use tonic::service::Interceptor;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
 use crate::client_error::ClientError;
 use crate::pb;
@@ -23,6 +23,16 @@ use crate::pb::memory_service_client::MemoryServiceClient;
 use crate::pb::node_service_client::NodeServiceClient;
 use crate::server::MAX_MESSAGE_BYTES;
 use crate::server_status::ServerStatus;
+
+/// What a client needs for TLS: the CA that signed the server's certificate, and for mutual TLS
+/// its own certificate and key (PEM).
+#[derive(Clone, Debug, Default)]
+pub struct ClientTls {
+    pub ca_pem: Vec<u8>,
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// The name the server's certificate must carry; the address's host when `None`.
+    pub domain: Option<String>,
+}
 
 /// How long `connect` waits for the server to accept before giving up.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -67,15 +77,46 @@ impl HindsightClient {
     }
 
     pub async fn connect_with_timeout(addr: &str, timeout: Duration) -> Result<Self, ClientError> {
-        let shown = addr.trim().trim_start_matches("http://").to_string();
+        Self::connect_with(addr, timeout, None).await
+    }
+
+    /// Connects over TLS when `tls` is given or `addr` starts with `https://` (which then needs
+    /// `tls` for the CA that signed the server's certificate).
+    pub async fn connect_with(
+        addr: &str,
+        timeout: Duration,
+        tls: Option<ClientTls>,
+    ) -> Result<Self, ClientError> {
+        let trimmed = addr.trim();
+        let secure = tls.is_some() || trimmed.starts_with("https://");
+        let shown = trimmed
+            .trim_start_matches("http://")
+            .trim_start_matches("https://")
+            .to_string();
         let invalid = |reason: String| ClientError::InvalidAddress {
             addr: addr.to_string(),
             reason,
         };
-        let endpoint =
-            Endpoint::from_shared(format!("http://{shown}")).map_err(|e| invalid(e.to_string()))?;
+        let scheme = if secure { "https" } else { "http" };
+        let mut endpoint = Endpoint::from_shared(format!("{scheme}://{shown}"))
+            .map_err(|e| invalid(e.to_string()))?;
         if endpoint.uri().port().is_none() || endpoint.uri().path() != "/" {
             return Err(invalid("not a host and port".into()));
+        }
+        if secure {
+            let tls = tls.ok_or_else(|| {
+                invalid("https needs the CA certificate that signed the server's (--tls-ca)".into())
+            })?;
+            let host = endpoint.uri().host().unwrap_or_default().to_string();
+            let mut config = ClientTlsConfig::new()
+                .ca_certificate(Certificate::from_pem(&tls.ca_pem))
+                .domain_name(tls.domain.unwrap_or(host));
+            if let Some((cert, key)) = tls.identity {
+                config = config.identity(Identity::from_pem(cert, key));
+            }
+            endpoint = endpoint
+                .tls_config(config)
+                .map_err(|e| invalid(format!("TLS: {e}")))?;
         }
         let channel = endpoint
             .connect_timeout(timeout)

@@ -17,6 +17,8 @@ pub enum ApiError {
     Grpc(#[from] tonic::transport::Error),
     #[error("HTTP server failed: {0}")]
     Http(std::io::Error),
+    #[error("TLS: {0}")]
+    Tls(String),
     #[error("cannot set up gRPC reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
 }

@@ -15,6 +15,7 @@ pub mod rest;
 mod server;
 mod server_status;
 mod status;
+mod tls;
 
 /// Types generated from `proto/hindsight/v1`.
 pub mod pb {
@@ -26,12 +27,16 @@ pub mod pb {
 }
 
 pub use bank_service::BankApi;
-pub use client::{ApiKeyHeader, AuthedChannel, HindsightClient, DEFAULT_CONNECT_TIMEOUT};
+pub use client::{
+    ApiKeyHeader, AuthedChannel, ClientTls, HindsightClient, DEFAULT_CONNECT_TIMEOUT,
+};
 pub use client_error::ClientError;
 pub use error::ApiError;
 pub use memory_service::MemoryApi;
 pub use node_service::NodeApi;
 pub use server::{
-    bind_listeners, serve, serve_with_listeners, serve_with_routes, MAX_MESSAGE_BYTES,
+    bind_listeners, serve, serve_with_listeners, serve_with_options, serve_with_routes,
+    ServeOptions, MAX_MESSAGE_BYTES,
 };
 pub use server_status::ServerStatus;
+pub use tls::ServerTls;

@@ -21,6 +21,7 @@ use crate::node_service::NodeApi;
 use crate::pb::bank_service_server::BankServiceServer;
 use crate::pb::memory_service_server::MemoryServiceServer;
 use crate::pb::node_service_server::NodeServiceServer;
+use crate::tls::ServerTls;
 use crate::{http, pb};
 
 /// Batch writes and recalls with full records exceed tonic's 4 MiB default.
@@ -89,6 +90,34 @@ pub async fn serve_with_routes(
     extra_routes: Router,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ApiError> {
+    let options = ServeOptions {
+        extra_routes,
+        tls: None,
+    };
+    serve_with_options(node, grpc, http, options, shutdown).await
+}
+
+/// What the servers carry besides the node's own services.
+#[derive(Default)]
+pub struct ServeOptions {
+    /// Merged into the HTTP router.
+    pub extra_routes: Router,
+    /// TLS (and perhaps mutual TLS) on both ports; `None`: plaintext.
+    pub tls: Option<ServerTls>,
+}
+
+/// The most general form of [`serve`].
+pub async fn serve_with_options(
+    node: Node,
+    grpc: TcpListener,
+    http: TcpListener,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ApiError> {
+    let ServeOptions { extra_routes, tls } = options;
+    if let Some(tls) = &tls {
+        tracing::info!(mutual = tls.mutual(), "TLS on the gRPC and HTTP ports");
+    }
     let grpc_addr = grpc.local_addr().map_err(ApiError::LocalAddr)?;
     let http_addr = http.local_addr().map_err(ApiError::LocalAddr)?;
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -101,7 +130,11 @@ pub async fn serve_with_routes(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
 
-    let grpc_server = Server::builder()
+    let mut grpc_builder = Server::builder();
+    if let Some(tls) = &tls {
+        grpc_builder = grpc_builder.tls_config(tls.grpc())?;
+    }
+    let grpc_server = grpc_builder
         .add_service(health)
         .add_service(reflection)
         .add_service(
@@ -123,8 +156,16 @@ pub async fn serve_with_routes(
             TcpIncoming::from(grpc).with_nodelay(Some(true)),
             stopped(stop_rx.clone()),
         );
-    let http_server = axum::serve(http, http::router(node.clone()).merge(extra_routes))
-        .with_graceful_shutdown(stopped(stop_rx.clone()));
+    let router = http::router(node.clone()).merge(extra_routes);
+    let http_server = async {
+        match &tls {
+            Some(tls) => crate::tls::serve_https(http, router, tls, stop_rx.clone()).await,
+            None => axum::serve(http, router)
+                .with_graceful_shutdown(stopped(stop_rx.clone()))
+                .await
+                .map_err(ApiError::Http),
+        }
+    };
 
     tracing::info!(grpc = %grpc_addr, http = %http_addr, "serving");
     // Either server failing stops the other, so `serve` never returns with one half still running.
@@ -134,7 +175,7 @@ pub async fn serve_with_routes(
         result
     };
     let http_task = async {
-        let result = http_server.await.map_err(ApiError::Http);
+        let result = http_server.await;
         stop_tx.send_replace(true);
         result
     };

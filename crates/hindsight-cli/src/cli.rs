@@ -99,6 +99,25 @@ pub struct ClientOpts {
         value_name = "KEY"
     )]
     pub api_key: Option<String>,
+    /// PEM file of the CA that signed the server's certificate: connect over TLS.
+    #[arg(long, env = "HINDSIGHT_TLS_CA", value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// This client's certificate (PEM), for a server that requires mutual TLS.
+    #[arg(
+        long,
+        env = "HINDSIGHT_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The key of --tls-cert (PEM).
+    #[arg(
+        long,
+        env = "HINDSIGHT_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
     /// Print JSON instead of a table (the same as --output json).
     #[arg(long = "json")]
     pub json_flag: bool,
@@ -126,8 +145,37 @@ impl ClientOpts {
 
     /// A connection to the server that sends the API key, if one was given.
     pub async fn connect(&self) -> anyhow::Result<hindsight_api::HindsightClient> {
-        let client = hindsight_api::HindsightClient::connect(&self.server).await?;
+        let client = hindsight_api::HindsightClient::connect_with(
+            &self.server,
+            hindsight_api::DEFAULT_CONNECT_TIMEOUT,
+            self.tls()?,
+        )
+        .await?;
         Ok(client.with_api_key(self.api_key.as_deref())?)
+    }
+
+    /// The TLS settings the flags ask for; `None` for plaintext.
+    pub fn tls(&self) -> anyhow::Result<Option<hindsight_api::ClientTls>> {
+        let read = |path: &PathBuf| {
+            std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
+        };
+        let Some(ca) = &self.tls_ca else {
+            if self.tls_cert.is_some() {
+                anyhow::bail!(
+                    "--tls-cert needs --tls-ca (the CA that signed the server's certificate)"
+                );
+            }
+            return Ok(None);
+        };
+        let identity = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some((read(cert)?, read(key)?)),
+            _ => None,
+        };
+        Ok(Some(hindsight_api::ClientTls {
+            ca_pem: read(ca)?,
+            identity,
+            domain: None,
+        }))
     }
 }
 

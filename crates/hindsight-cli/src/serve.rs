@@ -34,6 +34,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         "configuration loaded"
     );
 
+    // Certificates are read before anything starts, so a bad path fails fast.
+    let tls = hindsight_api::ServerTls::from_section(&config.tls)?;
     let (grpc, http) = hindsight_api::bind_listeners(grpc_addr, http_addr).await?;
     let node = tokio::select! {
         node = Node::start(config) => node?,
@@ -46,7 +48,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         node.clone(),
         hindsight_mcp::HttpOptions::for_bind_addr(http_addr),
     );
-    let served = hindsight_api::serve_with_routes(node.clone(), grpc, http, mcp, async {
+    let options = hindsight_api::ServeOptions {
+        extra_routes: mcp,
+        tls,
+    };
+    let served = hindsight_api::serve_with_options(node.clone(), grpc, http, options, async {
         let signal = shutdown_signal().await;
         info!(signal, "shutting down");
         tokio::spawn(async {

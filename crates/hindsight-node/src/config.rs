@@ -43,6 +43,26 @@ pub struct NodeConfig {
     pub rate_limit: RateLimitSection,
     /// Signatures on records, checked on every read.
     pub integrity: IntegritySection,
+    /// TLS on the gRPC and HTTP ports; off unless a certificate is configured.
+    pub tls: TlsSection,
+}
+
+/// TLS for both ports (rustls). PEM files; a certificate without its key, or the other way round,
+/// is a configuration error.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TlsSection {
+    /// The server's certificate chain; empty: plaintext.
+    pub cert_file: String,
+    pub key_file: String,
+    /// Mutual TLS: clients (and peer nodes) must present a certificate signed by one of these CAs.
+    pub client_ca_file: String,
+}
+
+impl TlsSection {
+    pub fn enabled(&self) -> bool {
+        !self.cert_file.is_empty()
+    }
 }
 
 /// How `reflect` turns a finished task's trace into memories.
@@ -274,6 +294,7 @@ const SECTIONS: &[&str] = &[
     "auth",
     "rate_limit",
     "integrity",
+    "tls",
 ];
 
 impl NodeConfig {
@@ -328,6 +349,12 @@ impl NodeConfig {
         let bad = |m: String| Err(NodeError::Config(m));
         if self.node.id == 0 {
             return bad("node.id must be at least 1".into());
+        }
+        if self.tls.cert_file.is_empty() != self.tls.key_file.is_empty() {
+            return bad("tls.cert_file and tls.key_file go together: set both or neither".into());
+        }
+        if !self.tls.enabled() && !self.tls.client_ca_file.is_empty() {
+            return bad("tls.client_ca_file needs tls.cert_file and tls.key_file".into());
         }
         for (name, addr) in [
             ("node.grpc_addr", &self.node.grpc_addr),
