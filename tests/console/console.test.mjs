@@ -255,6 +255,7 @@ async function steps(page, base, seeded, api) {
   await refusedBanks.waitFor();
   assert.equal(await refusedBanks.getAttribute('data-code'), 'unauthenticated');
   assert.equal(await page.locator(tid('error-banner')).getAttribute('data-code'), 'unauthenticated');
+  await snap(page, 'unauthenticated');
   await page.fill(tid('api-key-input'), ADMIN_KEY);
   await page.click(tid('api-key-save'));
   const bankItem = page.locator(`${tid('bank-item')}[data-bank="${BANK}"]`);

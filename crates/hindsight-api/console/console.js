@@ -333,7 +333,10 @@
       renderBanks();
       renderBankHead();
     } catch (err) {
-      clear(list).append(h('li', { class: 'pad' }, errorBox(err, 'Banks')));
+      // The banner above has the whole message; the list only says why it is empty.
+      const d = describe(err);
+      clear(list).append(h('li', { class: 'pad' }, h('div', { class: 'inline-error compact', testid: 'inline-error', dataset: { code: d.code } },
+        'No banks: ', h('code', null, d.code))));
       showError(err, 'Listing banks');
     }
   }
@@ -573,18 +576,18 @@
           (m.tags || []).map((t) => h('span', { class: 'tag' }, t)),
           m.slot ? h('span', { class: 'slot', title: 'slot' }, `${m.slot.subject}.${m.slot.attribute} = ${m.slot.value}`) : null,
           status && status.quarantine_reason ? h('span', { class: 'reason' }, status.quarantine_reason) : null)),
-      h('td', null, kindLabel(m), m.critical ? h('span', { class: 'critical', title: 'critical: exempt from decay' }, ' ★') : null),
+      h('td', { class: 'opt' }, kindLabel(m), m.critical ? h('span', { class: 'critical', title: 'critical: exempt from decay' }, ' ★') : null),
       h('td', null, statusBadge(status)),
       h('td', null, meter(m.confidence, 'confidence')),
       h('td', null, source(m.provenance)),
       h('td', null, when(m.occurred_at)),
-      h('td', { class: 'num' }, int(m.support && m.support.count ? m.support.count : 1))));
+      h('td', { class: 'num opt' }, int(m.support && m.support.count ? m.support.count : 1))));
     }
-    return h('table', { class: 'table', testid: 'memories-table' },
+    return h('table', { class: 'table memories', testid: 'memories-table' },
       h('thead', null, h('tr', null,
-        h('th', null, 'Content'), h('th', null, 'Kind'), h('th', null, 'Status'),
-        h('th', null, 'Confidence'), h('th', null, 'Source'), h('th', null, 'Occurred'),
-        h('th', { class: 'num', title: 'writes that stated it' }, 'Support'))),
+        h('th', null, 'Content'), h('th', { class: 'w-kind opt' }, 'Kind'), h('th', { class: 'w-status' }, 'Status'),
+        h('th', { class: 'w-conf' }, 'Confidence'), h('th', { class: 'w-src' }, 'Source'), h('th', { class: 'w-time' }, 'Occurred'),
+        h('th', { class: 'num w-support opt', title: 'writes that stated it' }, 'Support'))),
       body);
   }
 
