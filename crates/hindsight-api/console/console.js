@@ -8,9 +8,8 @@
   const KEY_STORAGE = 'hindsight.console.apiKey';
   // The node refuses top_k above its limit (200 by default); listing asks for exactly that much.
   const LIST_TOP_K = 200;
-  // Recall needs a query; the semantic arm ranks every memory against it, so any text lists the
-  // bank up to top_k. A neutral word keeps the keyword arm from favouring a topic.
-  const LIST_QUERY = 'memory';
+  // Records the memories view lists before it asks for a narrower filter.
+  const LIST_LIMIT = 5000;
   const VIEWS = ['memories', 'recall', 'conflicts', 'quarantine', 'review'];
   const OUTCOMES = [
     ['keep_a', 'Keep A', 'A stays; B is set aside'],
@@ -444,15 +443,28 @@
     renderers[state.view](view, state.bank);
   }
 
-  // Recall is the only way the API offers to enumerate a bank, so the listing is one broad recall
-  // over every status with no confidence floor.
+  // The listing pages through ListMemories, which has no side effects (no access counted, nothing
+  // in the retrieval log); a topic ranks it through recall instead.
   async function listBank(bank, { includeHistory, query }) {
-    return api('POST', `${bankPath(bank)}/recall`, {
-      query: query || LIST_QUERY,
-      top_k: LIST_TOP_K,
-      include_history: includeHistory,
-      filters: { min_confidence: 0 },
-    });
+    if (query) {
+      return api('POST', `${bankPath(bank)}/recall`, {
+        query,
+        top_k: LIST_TOP_K,
+        include_history: includeHistory,
+        filters: { min_confidence: 0 },
+      });
+    }
+    const hidden = new Set(['superseded', 'falsified', 'expired', 'archived', 'quarantined']);
+    const hits = [];
+    let after = null;
+    do {
+      const page = await api('GET', `${bankPath(bank)}/memories?limit=1000${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      for (const m of page.memories || []) {
+        if (includeHistory || !hidden.has(statusName(m.status))) hits.push({ memory: m, status: m.status });
+      }
+      after = page.next || null;
+    } while (after && hits.length < LIST_LIMIT);
+    return { hits };
   }
 
   // -- Memories
@@ -520,15 +532,15 @@
       out.append(h('div', { class: 'summary', testid: 'memories-summary' },
         h('span', null, `${rows.length} shown of ${hits.length} listed`),
         Object.entries(counts).sort().map(([s, n]) => h('span', { class: 'chip' }, badge(s), ` ${n}`)),
-        hits.length >= LIST_TOP_K ? h('span', { class: 'warn-text' }, `listing stops at ${LIST_TOP_K}; narrow it with a query`) : null));
+        hits.length >= (query.value.trim() ? LIST_TOP_K : LIST_LIMIT) ? h('span', { class: 'warn-text' }, 'the listing stops here; narrow it with a topic') : null));
       if (!rows.length) {
-        out.append(empty(hits.length ? 'No memory matches these filters.' : 'This bank holds no memory that recall can list.'));
+        out.append(empty(hits.length ? 'No memory matches these filters.' : 'This bank holds no memory with these statuses.'));
         return;
       }
       out.append(memoryTable(rows));
     };
 
-    const query = h('input', { type: 'search', class: 'wide', placeholder: 'Topic (optional)', title: `Ranks the listing by this topic; empty lists up to ${LIST_TOP_K} records`, testid: 'memories-query' });
+    const query = h('input', { type: 'search', class: 'wide', placeholder: 'Topic (optional)', title: `Ranks the listing by this topic (up to ${LIST_TOP_K}); empty lists the bank in order`, testid: 'memories-query' });
     const load = async () => {
       clear(out).append(spinner());
       try {

@@ -159,6 +159,67 @@ impl MemoryService for MemoryApi {
         Ok(Response::new((&report).into()))
     }
 
+    async fn list_memories(
+        &self,
+        request: Request<pb::ListMemoriesRequest>,
+    ) -> Result<Response<pb::ListMemoriesResponse>, Status> {
+        const STATUSES: &[&str] = &[
+            "active",
+            "superseded",
+            "falsified",
+            "disputed",
+            "pending_review",
+            "quarantined",
+            "archived",
+            "expired",
+        ];
+        let caller = principal(&self.node, &request)?;
+        let request = request.into_inner();
+        let bank: BankName = request.bank.parse().map_err(invalid)?;
+        require(&caller, Right::Read, &bank)?;
+        if let Some(unknown) = request
+            .statuses
+            .iter()
+            .find(|s| !STATUSES.contains(&s.as_str()))
+        {
+            return Err(Status::invalid_argument(format!(
+                "unknown status {unknown:?}; expected one of {}",
+                STATUSES.join(", ")
+            )));
+        }
+        let after = request
+            .after
+            .map(|id| id.parse::<MemoryId>())
+            .transpose()
+            .map_err(invalid)?;
+        let limit = match request.limit {
+            None => 100,
+            Some(limit @ 1..=1000) => limit as usize,
+            Some(limit) => {
+                return Err(Status::invalid_argument(format!(
+                    "limit {limit} is outside 1..=1000"
+                )))
+            }
+        };
+        // Injected instructions are for whoever administers the bank, not for its agents.
+        let sees_quarantine = caller.may(Right::Admin, &bank);
+        let statuses = request.statuses;
+        let (memories, next) = self
+            .node
+            .list_memories(&bank, after, limit, |m| {
+                let name = m.status.name();
+                (statuses.is_empty() || statuses.iter().any(|s| s == name))
+                    && (sees_quarantine || name != "quarantined")
+                    && name != "deleted"
+            })
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new(pb::ListMemoriesResponse {
+            memories: memories.iter().map(pb::Memory::from).collect(),
+            next: next.map(|id| id.to_string()),
+        }))
+    }
+
     async fn list_conflicts(
         &self,
         request: Request<pb::ListConflictsRequest>,

@@ -304,6 +304,31 @@ impl Node {
         Ok(memory)
     }
 
+    /// A page of `bank`'s records in id order after `after`: up to `limit` records examined,
+    /// those `keep` accepts returned, records failing their signature check withheld. The id to
+    /// continue from is `None` on the last page. No access is recorded: listing is not use.
+    pub async fn list_memories(
+        &self,
+        bank: &BankName,
+        after: Option<MemoryId>,
+        limit: usize,
+        keep: impl Fn(&Memory) -> bool,
+    ) -> Result<(Vec<Memory>, Option<MemoryId>), NodeError> {
+        let reader = self.reader();
+        if reader.bank(bank).map_err(NodeError::internal)?.is_none() {
+            return Err(NodeError::NotFound(format!("bank {bank} does not exist")));
+        }
+        let page = reader
+            .bank_memories_after(bank, after, limit)
+            .map_err(NodeError::internal)?;
+        let next = (page.len() == limit).then(|| page[limit - 1].id);
+        let memories = page
+            .into_iter()
+            .filter(|m| keep(m) && !matches!(self.integrity(m), Integrity::Failed(_)))
+            .collect();
+        Ok((memories, next))
+    }
+
     /// The signature check of a stored record.
     pub(crate) fn integrity(&self, memory: &Memory) -> Integrity {
         Integrity::check(self.inner.signer.as_ref(), memory)

@@ -125,6 +125,18 @@ fn documented_routes() -> DocumentedRouter<Services> {
             post(write),
         )
         .route(
+            "get",
+            "/v1/banks/{bank}/memories",
+            Operation::new(
+                MEMORIES,
+                "listMemories",
+                "The bank's memories in id order, a page at a time, without recall's side effects.",
+            )
+            .query::<ListMemoriesQuery>()
+            .answer::<pb::ListMemoriesResponse>(),
+            get(list_memories),
+        )
+        .route(
             "post",
             "/v1/banks/{bank}/memories/batch",
             Operation::new(
@@ -367,6 +379,33 @@ fn from_path(field: &str, path: &str, body: &mut String) -> Result<(), HttpError
             "the body's {field} {body:?} differs from the path's {path:?}"
         )))
     }
+}
+
+/// `GET /v1/banks/{bank}/memories` options.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+struct ListMemoriesQuery {
+    /// Only memories with this status (active, superseded, quarantined …); every status when unset.
+    status: Option<String>,
+    /// The `next` of the previous page; unset for the first.
+    after: Option<String>,
+    /// Records examined per page (1..=1000, default 100).
+    limit: Option<u32>,
+}
+
+async fn list_memories(
+    State(s): State<Services>,
+    caller: Caller,
+    PathArgs(bank): PathArgs<String>,
+    QueryArgs(query): QueryArgs<ListMemoriesQuery>,
+) -> Answer<pb::ListMemoriesResponse> {
+    let request = pb::ListMemoriesRequest {
+        bank,
+        statuses: query.status.into_iter().collect(),
+        after: query.after,
+        limit: query.limit,
+    };
+    answer(s.memory.list_memories(caller.request(request)).await)
 }
 
 /// `DELETE /v1/memories/{id}` options.
