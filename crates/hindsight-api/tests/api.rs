@@ -1652,6 +1652,56 @@ mod http_json {
         h.stop().await;
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bank_near_its_quota_shows_in_the_metrics_before_eviction() {
+        let h = Harness::start().await;
+        let name = bank("quota/metrics");
+        let patch = BankPatch {
+            max_memories: Some(2),
+            ..BankPatch::default()
+        };
+        h.node.create_bank(name.clone(), patch).await.unwrap();
+        for content in ["The printer is on floor two", "The canteen opens at noon"] {
+            let body = json!({"content": content}).to_string();
+            let (status, answer) = call(
+                h.http,
+                "POST",
+                "/v1/banks/quota%2Fmetrics/memories",
+                Some(&body),
+                None,
+            )
+            .await;
+            assert_eq!(status, 200, "{answer}");
+        }
+        let (status, _) = call(
+            h.http,
+            "POST",
+            "/v1/banks/quota%2Fmetrics/review",
+            None,
+            None,
+        )
+        .await;
+        assert_eq!(status, 200);
+        let (status, text) = http_get(h.http, "/metrics").await;
+        assert_eq!(status, 200);
+        let line = |metric: &str| {
+            text.lines()
+                .find(|l| l.starts_with(metric) && l.contains("bank=\"quota/metrics\""))
+                .unwrap_or_else(|| panic!("{metric} for the bank is exported:\n{text}"))
+                .to_string()
+        };
+        assert!(
+            line("hindsight_bank_quota_used_ratio").ends_with(" 1"),
+            "{text}"
+        );
+        assert!(
+            line("hindsight_bank_quota_warnings_total").ends_with(" 1"),
+            "{text}"
+        );
+        assert!(text.contains("hindsight_http_requests_total{"), "{text}");
+        h.stop().await;
+    }
+
     /// The document is generated from the route table; this keeps the page in docs/ honest too.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_openapi_document_describes_every_route_and_the_docs_list_the_same() {

@@ -346,7 +346,14 @@ fn plan_cycle(
         .filter(|m| !m.status.hidden_by_default())
         .count();
     let used = maintenance::capacity_used(live, max_memories);
+    if max_memories > 0 {
+        // Watched by alerting before eviction starts archiving the bank's weakest memories.
+        metrics::gauge!("hindsight_bank_quota_used_ratio", "bank" => view.name.to_string())
+            .set(used);
+    }
     if used >= maintenance::CAPACITY_WARNING_RATIO {
+        metrics::counter!("hindsight_bank_quota_warnings_total", "bank" => view.name.to_string())
+            .increment(1);
         tracing::warn!(
             bank = %view.name, live, max_memories,
             "bank at {:.0} % of its memory quota", used * 100.0
