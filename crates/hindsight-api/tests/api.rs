@@ -66,6 +66,22 @@ impl Harness {
         }
     }
 
+    /// A node with auth on whose admin key is `admin_key`, read from `key_env`: a variable of the
+    /// calling test's own, since other tests run alongside in this process.
+    async fn start_secured(
+        key_env: &str,
+        admin_key: &str,
+        adjust: impl FnOnce(&mut NodeConfig),
+    ) -> Harness {
+        std::env::set_var(key_env, admin_key);
+        Self::start_with(|c| {
+            c.auth.enabled = true;
+            c.auth.admin_key_env = key_env.into();
+            adjust(c);
+        })
+        .await
+    }
+
     async fn stop(mut self) {
         let _ = self.stop.take().unwrap().send(());
         let served = tokio::time::timeout(Duration::from_secs(10), self.server.take().unwrap())
@@ -1022,13 +1038,7 @@ mod access {
     const ADMIN_KEY: &str = "hs_root_0123456789abcdef0123";
 
     async fn secured() -> Harness {
-        // A variable of this test's own: other tests run alongside in this process.
-        std::env::set_var("HINDSIGHT_TEST_ADMIN_KEY_ACCESS", ADMIN_KEY);
-        Harness::start_with(|c| {
-            c.auth.enabled = true;
-            c.auth.admin_key_env = "HINDSIGHT_TEST_ADMIN_KEY_ACCESS".into();
-        })
-        .await
+        Harness::start_secured("HINDSIGHT_TEST_ADMIN_KEY_ACCESS", ADMIN_KEY, |_| {}).await
     }
 
     fn grants(list: &[&str]) -> Vec<Grant> {
@@ -1190,10 +1200,7 @@ mod access {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_flood_over_one_keys_rate_is_refused_and_other_keys_are_served() {
-        std::env::set_var("HINDSIGHT_TEST_ADMIN_KEY_RATE", ADMIN_KEY);
-        let h = Harness::start_with(|c| {
-            c.auth.enabled = true;
-            c.auth.admin_key_env = "HINDSIGHT_TEST_ADMIN_KEY_RATE".into();
+        let h = Harness::start_secured("HINDSIGHT_TEST_ADMIN_KEY_RATE", ADMIN_KEY, |c| {
             c.rate_limit.per_key_per_sec = 2.0;
             c.rate_limit.burst = 5.0;
         })
@@ -1495,12 +1502,7 @@ mod http_json {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn json_routes_check_the_same_rights_as_grpc() {
         const ADMIN_KEY: &str = "hs_root_fedcba9876543210fedc";
-        std::env::set_var("HINDSIGHT_TEST_ADMIN_KEY_HTTP", ADMIN_KEY);
-        let h = Harness::start_with(|c| {
-            c.auth.enabled = true;
-            c.auth.admin_key_env = "HINDSIGHT_TEST_ADMIN_KEY_HTTP".into();
-        })
-        .await;
+        let h = Harness::start_secured("HINDSIGHT_TEST_ADMIN_KEY_HTTP", ADMIN_KEY, |_| {}).await;
         let write = Some(r#"{"content": "The deploy window is Friday"}"#);
         let (status, answer) = call(h.http, "POST", "/v1/banks/t%2Fa/memories", write, None).await;
         assert_eq!(
@@ -1558,12 +1560,7 @@ mod http_json {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn listing_pages_through_a_bank_without_touching_it() {
         const ADMIN_KEY: &str = "hs_root_aaaabbbbccccddddeeee";
-        std::env::set_var("HINDSIGHT_TEST_ADMIN_KEY_LIST", ADMIN_KEY);
-        let h = Harness::start_with(|c| {
-            c.auth.enabled = true;
-            c.auth.admin_key_env = "HINDSIGHT_TEST_ADMIN_KEY_LIST".into();
-        })
-        .await;
+        let h = Harness::start_secured("HINDSIGHT_TEST_ADMIN_KEY_LIST", ADMIN_KEY, |_| {}).await;
         let admin = Some(ADMIN_KEY);
         let path = "/v1/banks/t%2Flist/memories";
         for content in [
