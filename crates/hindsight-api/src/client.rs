@@ -437,6 +437,45 @@ impl HindsightClient {
         Ok((response.memories, response.conflicts))
     }
 
+    /// The Raft cluster as the server sees it.
+    pub async fn cluster_status(&self) -> Result<pb::ClusterStatusResponse, ClientError> {
+        let response = self
+            .node
+            .clone()
+            .cluster_status(pb::ClusterStatusRequest {})
+            .await;
+        self.answer(response)
+    }
+
+    /// Makes the server, which belongs to no cluster, the first member of a new one.
+    pub async fn init_cluster(&self) -> Result<pb::ClusterStatusResponse, ClientError> {
+        let response = self
+            .node
+            .clone()
+            .init_cluster(pb::InitClusterRequest {})
+            .await;
+        self.answer(response)
+    }
+
+    /// Has the server join the cluster `seed` belongs to.
+    pub async fn join_cluster(&self, seed: &str) -> Result<pb::ClusterStatusResponse, ClientError> {
+        let request = pb::JoinClusterRequest {
+            seed: seed.to_string(),
+        };
+        let response = self.node.clone().join_cluster(request).await;
+        self.answer(response)
+    }
+
+    /// Removes node `node_id` from the server's cluster.
+    pub async fn remove_member(
+        &self,
+        node_id: u64,
+    ) -> Result<pb::ClusterStatusResponse, ClientError> {
+        let request = pb::RemoveMemberRequest { node_id };
+        let response = self.node.clone().remove_member(request).await;
+        self.answer(response)
+    }
+
     pub async fn status(&self) -> Result<ServerStatus, ClientError> {
         let response = self.node.clone().status(pb::StatusRequest {}).await;
         Ok(self.answer(response)?.into())

@@ -84,4 +84,80 @@ impl NodeService for NodeApi {
             keys: keys.iter().map(pb::ApiKeyInfo::from).collect(),
         }))
     }
+
+    async fn cluster_status(
+        &self,
+        request: Request<pb::ClusterStatusRequest>,
+    ) -> Result<Response<pb::ClusterStatusResponse>, Status> {
+        require_global_admin(&principal(&self.node, &request)?)?;
+        Ok(Response::new(cluster_status(self.node.cluster_status())))
+    }
+
+    async fn init_cluster(
+        &self,
+        request: Request<pb::InitClusterRequest>,
+    ) -> Result<Response<pb::ClusterStatusResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
+        require_global_admin(&caller)?;
+        let status = self.node.init_cluster().await.map_err(from_node)?;
+        tracing::info!(by = %caller.name, "cluster initialised");
+        Ok(Response::new(cluster_status(status)))
+    }
+
+    async fn join_cluster(
+        &self,
+        request: Request<pb::JoinClusterRequest>,
+    ) -> Result<Response<pb::ClusterStatusResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
+        require_global_admin(&caller)?;
+        let seed = request.into_inner().seed;
+        if seed
+            .rsplit_once(':')
+            .is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err())
+        {
+            return Err(Status::invalid_argument(format!(
+                "seed {seed:?} is not HOST:PORT of a cluster member"
+            )));
+        }
+        let status = self.node.join_cluster(&seed).await.map_err(from_node)?;
+        tracing::info!(%seed, by = %caller.name, "joined a cluster");
+        Ok(Response::new(cluster_status(status)))
+    }
+
+    async fn remove_member(
+        &self,
+        request: Request<pb::RemoveMemberRequest>,
+    ) -> Result<Response<pb::ClusterStatusResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
+        require_global_admin(&caller)?;
+        let id = request.into_inner().node_id;
+        if id == 0 {
+            return Err(Status::invalid_argument("node_id must be at least 1"));
+        }
+        let status = self.node.remove_member(id).await.map_err(from_node)?;
+        tracing::info!(node = id, by = %caller.name, "member removed");
+        Ok(Response::new(cluster_status(status)))
+    }
+}
+
+fn cluster_status(s: hindsight_cluster::ClusterStatus) -> pb::ClusterStatusResponse {
+    pb::ClusterStatusResponse {
+        node_id: s.node_id,
+        leader_id: s.leader_id,
+        term: s.term,
+        state: s.state,
+        last_log_index: s.last_log_index,
+        committed_index: s.committed_index,
+        applied_index: s.applied_index,
+        members: s
+            .members
+            .into_iter()
+            .map(|m| pb::ClusterMember {
+                node_id: m.node_id,
+                address: m.address,
+                voter: m.voter,
+                lag: m.lag,
+            })
+            .collect(),
+    }
 }

@@ -135,6 +135,7 @@ pub async fn serve_with_options(
         grpc_builder = grpc_builder.tls_config(tls.grpc())?;
     }
     let grpc_server = grpc_builder
+        .layer(crate::grpc_metrics::GrpcMetricsLayer)
         .add_service(health)
         .add_service(reflection)
         .add_service(
@@ -152,6 +153,9 @@ pub async fn serve_with_options(
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
         )
+        // Node-to-node Raft traffic shares the port; it authenticates by the cluster secret or
+        // mutual TLS, not by API keys.
+        .add_service(node.cluster().clone().into_server())
         .serve_with_incoming_shutdown(
             TcpIncoming::from(grpc).with_nodelay(Some(true)),
             stopped(stop_rx.clone()),

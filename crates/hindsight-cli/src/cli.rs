@@ -48,6 +48,14 @@ pub enum Command {
     Bank(BankCommand),
     /// Show the node's state.
     Status(StatusArgs),
+    /// Show the Raft cluster: members, leader, term, indexes and each follower's lag.
+    Cluster(StatusArgs),
+    /// Make a node started with cluster.bootstrap = false the first member of a new cluster.
+    Init(StatusArgs),
+    /// Have a node (--server) join the cluster that SEED belongs to: learner, then voter.
+    Join(JoinArgs),
+    /// Remove a node from its cluster (by default the one --server points at).
+    Leave(LeaveArgs),
     /// Say what became of a memory a recall returned: used, helpful, wrong or harmful.
     Feedback(FeedbackArgs),
     /// The retrieval log: what was recalled, by whom, what came back and why.
@@ -78,6 +86,16 @@ pub struct ServeArgs {
     /// Address of the HTTP server with /health and /ready (default: 127.0.0.1:7401).
     #[arg(long, value_name = "HOST:PORT")]
     pub http_addr: Option<SocketAddr>,
+    /// This node's id in its cluster (default: 1); stable for the life of its data directory.
+    #[arg(long, value_name = "ID")]
+    pub node_id: Option<u64>,
+    /// The gRPC address peers reach this node at (default: --grpc-addr).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub advertise: Option<String>,
+    /// Join the cluster these members (comma-separated HOST:PORT) belong to, instead of starting
+    /// a cluster of one on a fresh data directory.
+    #[arg(long, value_name = "HOST:PORT,...")]
+    pub join: Option<String>,
 }
 
 /// How a client command reaches the server and prints its answer.
@@ -567,6 +585,14 @@ pub struct BankSettings {
     /// Live memories the bank may hold before review archives the least useful; 0: no quota.
     #[arg(long, value_name = "N")]
     pub max_memories: Option<u64>,
+    /// Content bytes (UTF-8) the bank may hold in live and quarantined memories; a write past it
+    /// is refused. 0: no quota.
+    #[arg(long, value_name = "BYTES")]
+    pub max_bytes: Option<u64>,
+    /// Recall leaves out memories from low-trust sources that nothing corroborates (true), or
+    /// returns them flagged uncorroborated (false).
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub require_corroboration: Option<bool>,
     /// A conflict strategy of this bank, e.g. temporal=pending_review or dispute_factor=0.6
     /// (names as in [review.strategies]); repeat for several. The others keep the bank's values.
     #[arg(long = "strategy", value_name = "KEY=VALUE", value_parser = key_value)]
@@ -575,6 +601,24 @@ pub struct BankSettings {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct JoinArgs {
+    /// HOST:PORT (gRPC) of any member of the cluster to join.
+    #[arg(value_name = "SEED")]
+    pub seed: String,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct LeaveArgs {
+    /// The node to remove; default: the node --server points at.
+    #[arg(long, value_name = "ID")]
+    pub node_id: Option<u64>,
     #[command(flatten)]
     pub client: ClientOpts,
 }

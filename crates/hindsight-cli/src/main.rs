@@ -3,6 +3,7 @@
 mod bank;
 mod bench;
 mod cli;
+mod cluster;
 mod eval;
 mod json;
 mod keys;
@@ -71,6 +72,10 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Conflicts(command) => review::conflicts(command).await,
         Command::Bank(command) => bank::run(command).await,
         Command::Status(args) => status::run(args).await,
+        Command::Cluster(args) => cluster::status(args).await,
+        Command::Init(args) => cluster::init(args).await,
+        Command::Join(args) => cluster::join(args).await,
+        Command::Leave(args) => cluster::leave(args).await,
         Command::Feedback(args) => learning::feedback(args).await,
         Command::Log(command) => learning::log(command).await,
         Command::Key(command) => keys::run(command).await,

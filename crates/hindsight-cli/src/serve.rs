@@ -15,6 +15,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(dir) = args.data_dir {
         config.node.data_dir = dir;
     }
+    if let Some(id) = args.node_id {
+        config.node.id = id;
+    }
+    if let Some(advertise) = args.advertise {
+        config.cluster.advertise = advertise;
+    }
+    if let Some(join) = args.join {
+        config.cluster.join = join;
+    }
     if let Some(addr) = args.grpc_addr {
         config.node.grpc_addr = addr.to_string();
     }

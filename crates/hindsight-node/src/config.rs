@@ -45,6 +45,55 @@ pub struct NodeConfig {
     pub integrity: IntegritySection,
     /// TLS on the gRPC and HTTP ports; off unless a certificate is configured.
     pub tls: TlsSection,
+    /// Membership of a Raft cluster: bootstrap, joining and node-to-node security.
+    pub cluster: ClusterSection,
+}
+
+/// How this node becomes (and stays) a member of its Raft group. The defaults make a fresh node a
+/// one-member cluster that others can join later.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClusterSection {
+    /// The gRPC address peers reach this node at (`host:port`, a name or an IP); empty means
+    /// `node.grpc_addr`. Recorded in the membership, so it must stay stable across restarts.
+    pub advertise: String,
+    /// Members of an existing cluster to join through, comma-separated `host:port`. A node with
+    /// a fresh data directory and `join` set asks them to add it (learner, then voter) and never
+    /// starts a cluster of its own.
+    pub join: String,
+    /// Start a one-member cluster on a fresh data directory when `join` is empty. Off: the node
+    /// waits until `hindsight init` or `hindsight join` tells it what to do.
+    pub bootstrap: bool,
+    /// Shared secret every node-to-node call carries. With `auth.enabled`, node-to-node calls
+    /// need this or mutual TLS (`tls.client_ca_file`); without either they are all refused.
+    pub secret: String,
+    /// CA certificate (PEM) the peers' certificates chain to, when TLS is on; empty means
+    /// `tls.client_ca_file`. This node presents `tls.cert_file` to its peers.
+    pub ca_file: String,
+}
+
+impl Default for ClusterSection {
+    fn default() -> Self {
+        ClusterSection {
+            advertise: String::new(),
+            join: String::new(),
+            bootstrap: true,
+            secret: String::new(),
+            ca_file: String::new(),
+        }
+    }
+}
+
+impl ClusterSection {
+    /// The seed addresses of `join`.
+    pub fn seeds(&self) -> Vec<String> {
+        self.join
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
 }
 
 /// TLS for both ports (rustls). PEM files; a certificate without its key, or the other way round,
@@ -127,6 +176,11 @@ pub struct BankDefaults {
     pub collapse_threshold: f32,
     /// Live memories a bank may hold before review archives the least useful; 0: no quota.
     pub max_memories: u64,
+    /// Content bytes a bank may hold in live and quarantined memories; a write past it is
+    /// refused. 0: no quota.
+    pub max_bytes: u64,
+    /// Recall leaves out memories from low-trust sources that nothing corroborates.
+    pub require_corroboration: bool,
     pub weights: ScoringWeights,
 }
 
@@ -234,6 +288,8 @@ impl Default for BankDefaults {
             working_ttl_secs: 24 * 3600,
             collapse_threshold: 0.97,
             max_memories: 0,
+            max_bytes: 0,
+            require_corroboration: false,
             weights: ScoringWeights::default(),
         }
     }
@@ -295,6 +351,7 @@ const SECTIONS: &[&str] = &[
     "rate_limit",
     "integrity",
     "tls",
+    "cluster",
 ];
 
 impl NodeConfig {
@@ -396,7 +453,39 @@ impl NodeConfig {
         if self.review.max_changed_per_cycle == 0 {
             return bad("review.max_changed_per_cycle must be positive".into());
         }
+        for seed in self.cluster.seeds() {
+            if seed
+                .rsplit_once(':')
+                .is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err())
+            {
+                return bad(format!("cluster.join: {seed:?} is not HOST:PORT"));
+            }
+        }
+        if self.tls.enabled()
+            && self.cluster_ca_file().is_empty()
+            && !self.cluster.seeds().is_empty()
+        {
+            return bad("with TLS on, joining a cluster needs cluster.ca_file or tls.client_ca_file to check the peers' certificates".into());
+        }
         Ok(())
+    }
+
+    /// The address peers reach this node at.
+    pub fn advertise_addr(&self) -> String {
+        if self.cluster.advertise.is_empty() {
+            self.node.grpc_addr.clone()
+        } else {
+            self.cluster.advertise.clone()
+        }
+    }
+
+    /// The CA that peers' certificates chain to.
+    pub fn cluster_ca_file(&self) -> &str {
+        if self.cluster.ca_file.is_empty() {
+            &self.tls.client_ca_file
+        } else {
+            &self.cluster.ca_file
+        }
     }
 
     /// The resolved model cache directory.

@@ -10,6 +10,7 @@ use hindsight_guard::{IntegrityError, RecordSigner};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
+use crate::config::ClusterSection;
 use crate::error::NodeError;
 
 /// `[integrity]`.
@@ -42,9 +43,15 @@ const KEY_FILE: &str = "record-key";
 const MIN_KEY_CHARS: usize = 32;
 
 /// The signer for a node, or none when integrity is off.
+///
+/// Every member of a cluster must sign with the same key, since a record signed where it was
+/// written is checked on every replica: the key comes from `key_env`, else is derived from
+/// `cluster.secret`; only a node that is not set up to join a cluster falls back to a key file
+/// of its own.
 pub fn signer(
     section: &IntegritySection,
     data_dir: &Path,
+    cluster: &ClusterSection,
 ) -> Result<Option<RecordSigner>, NodeError> {
     if !section.enabled {
         tracing::warn!("record signatures are off (integrity.enabled = false): tampered records will be served");
@@ -52,6 +59,13 @@ pub fn signer(
     }
     let secret = match std::env::var(&section.key_env) {
         Ok(key) => key,
+        Err(_) if !cluster.secret.is_empty() => derived_key(&cluster.secret),
+        Err(_) if !cluster.seeds().is_empty() || !cluster.bootstrap => {
+            return Err(NodeError::Config(format!(
+                "every node of a cluster signs records with one shared key: set ${} (at least {MIN_KEY_CHARS} characters) or cluster.secret on every node",
+                section.key_env
+            )))
+        }
         Err(_) => key_file(data_dir)?,
     };
     if secret.trim().len() < MIN_KEY_CHARS {
@@ -80,6 +94,16 @@ pub fn signer(
             .map_err(config)?;
     }
     Ok(Some(signer))
+}
+
+/// A signing key of its own from the cluster's shared secret, so that knowing a signature key
+/// does not reveal the secret peers authenticate with.
+fn derived_key(cluster_secret: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(b"hindsight record signing key\0");
+    hash.update(cluster_secret.as_bytes());
+    hex::encode(hash.finalize())
 }
 
 /// The node's own key file, made with a random key on first start (readable by the owner only).

@@ -7,6 +7,7 @@ pub mod error;
 pub mod types;
 
 mod bank;
+mod cluster;
 pub mod conflicts;
 mod embedding;
 pub mod guarding;
@@ -16,11 +17,13 @@ pub mod learning;
 mod listener;
 mod maintenance;
 mod node;
+mod quota;
 mod rate;
 mod recall;
 pub mod reflecting;
 mod review;
 mod reviewer;
+mod telemetry;
 pub mod transfer;
 mod writer;
 
@@ -29,4 +32,5 @@ pub use error::NodeError;
 pub use learning::FeedbackReport;
 pub use node::Node;
 pub use rate::RateLimitSection;
+pub use telemetry::describe_metrics;
 pub use types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};

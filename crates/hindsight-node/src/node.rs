@@ -3,6 +3,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use hindsight_cluster::{GrpcLeaderLink, GrpcNetwork, RaftTransportService};
 use hindsight_core::auth::{ApiKey, Grant, Principal};
 use hindsight_core::command::{AccessHit, Command, CommandOutcome};
 use hindsight_core::recall::{RecallHit, RecallRequest, RecallResponse};
@@ -26,6 +27,7 @@ use crate::integrity::Integrity;
 use crate::judging::{JudgeKind, LlmJudge};
 use crate::learning::FeedbackReport;
 use crate::listener::EffectRouter;
+use crate::quota::Reservations;
 use crate::rate::RateLimiter;
 use crate::reflecting::{NodeReflector, ReflectReport};
 use crate::reviewer::{ReviewerMsg, Reviewers};
@@ -49,6 +51,8 @@ pub struct Node {
 struct Inner {
     config: NodeConfig,
     store: StoreHandle,
+    /// Node-to-node service and membership operations.
+    cluster: RaftTransportService,
     context: Arc<BankContext>,
     supervisor: ActorRef<SupervisorMsg>,
     ready: AtomicBool,
@@ -67,6 +71,8 @@ struct Inner {
     authenticator: Authenticator,
     rate_limiter: RateLimiter,
     signer: Option<RecordSigner>,
+    /// Bytes admitted under the banks' byte quotas that their views do not show yet.
+    reservations: Arc<Reservations>,
 }
 
 impl Node {
@@ -107,7 +113,7 @@ impl Node {
 
         let authenticator = Authenticator::new(&config.auth)?;
         let config_rate_limit = config.rate_limit.clone();
-        let signer = crate::integrity::signer(&config.integrity, &data_dir)?;
+        let signer = crate::integrity::signer(&config.integrity, &data_dir, &config.cluster)?;
         if authenticator.enabled() {
             tracing::info!("authentication is on: every request needs an API key");
         } else {
@@ -135,14 +141,29 @@ impl Node {
         });
         let store_config = StoreConfig {
             node_id: config.node.id,
-            advertise_addr: config.node.grpc_addr.clone(),
+            advertise_addr: config.advertise_addr(),
             cache_capacity_bytes: config.store.cache_capacity_mb * 1024 * 1024,
             snapshot_every_entries: config.store.snapshot_every_entries,
+            initialize_if_empty: config.cluster.bootstrap && config.cluster.seeds().is_empty(),
             ..StoreConfig::default()
         };
-        let store = hindsight_store::open(&data_dir.join("raft"), store_config, router.clone())
-            .await
-            .map_err(|e| NodeError::Unavailable(format!("store did not start: {e}")))?;
+        let (peers, transport_auth) = crate::cluster::peers(&config)?;
+        let store = hindsight_store::open_cluster(
+            &data_dir.join("raft"),
+            store_config,
+            router.clone(),
+            GrpcNetwork::new(peers.clone()),
+            Arc::new(GrpcLeaderLink::new(peers.clone())),
+        )
+        .await
+        .map_err(|e| NodeError::Unavailable(format!("store did not start: {e}")))?;
+        let cluster = RaftTransportService::new(
+            store.raft().clone(),
+            store.proposer().clone(),
+            config.node.id,
+            peers,
+            transport_auth,
+        );
 
         let context = Arc::new(BankContext {
             reader: store.reader().clone(),
@@ -166,6 +187,7 @@ impl Node {
             inner: Arc::new(Inner {
                 config,
                 store,
+                cluster,
                 context,
                 supervisor,
                 ready: AtomicBool::new(false),
@@ -180,9 +202,11 @@ impl Node {
                 authenticator,
                 rate_limiter: RateLimiter::new(config_rate_limit),
                 signer,
+                reservations: Arc::default(),
             }),
         };
         node.spawn_background_tasks();
+        crate::cluster::spawn_join(&node);
         node.inner.ready.store(true, Ordering::SeqCst);
         tracing::info!("node {} serving", node.inner.config.node.id);
         Ok(node)
@@ -586,9 +610,29 @@ impl Node {
         }
     }
 
-    /// True once the node serves requests.
+    /// True once the node serves requests: started, and a member of a cluster (a node waiting
+    /// to join has no data to serve yet).
     pub fn is_ready(&self) -> bool {
-        self.inner.ready.load(Ordering::SeqCst)
+        self.inner.ready.load(Ordering::SeqCst) && self.is_member()
+    }
+
+    /// Whether this node belongs to a cluster (as a voter or a learner).
+    pub fn is_member(&self) -> bool {
+        let id = self.inner.config.node.id;
+        self.inner
+            .store
+            .raft()
+            .metrics()
+            .borrow()
+            .membership_config
+            .membership()
+            .get_node(&id)
+            .is_some()
+    }
+
+    /// The node-to-node service (served on the gRPC port) and membership operations.
+    pub fn cluster(&self) -> &RaftTransportService {
+        &self.inner.cluster
     }
 
     /// Flushes access statistics, dumps indexes and stops the actors and Raft.
@@ -639,6 +683,10 @@ impl Node {
         self.inner.store.reader()
     }
 
+    pub(crate) fn store(&self) -> &StoreHandle {
+        &self.inner.store
+    }
+
     pub(crate) fn reflector(&self) -> Arc<NodeReflector> {
         self.inner.reflector.clone()
     }
@@ -649,6 +697,10 @@ impl Node {
 
     pub(crate) fn llm_judge(&self) -> Option<Arc<LlmJudge>> {
         self.inner.llm_judge.clone()
+    }
+
+    pub(crate) fn reservations(&self) -> &Arc<Reservations> {
+        &self.inner.reservations
     }
 
     pub(crate) fn context(&self) -> &Arc<BankContext> {
@@ -663,6 +715,8 @@ impl Node {
         config.working_ttl_secs = defaults.working_ttl_secs;
         config.collapse_threshold = defaults.collapse_threshold;
         config.max_memories = defaults.max_memories;
+        config.max_bytes = defaults.max_bytes;
+        config.require_corroboration = defaults.require_corroboration;
         config.weights = defaults.weights.clone();
         config
     }
@@ -881,6 +935,12 @@ fn apply_patch(mut config: BankConfig, patch: BankPatch) -> Result<BankConfig, N
     }
     if let Some(v) = patch.strategies {
         config.strategies = Some(v);
+    }
+    if let Some(v) = patch.require_corroboration {
+        config.require_corroboration = v;
+    }
+    if let Some(v) = patch.max_bytes {
+        config.max_bytes = v;
     }
     config.validate()?;
     Ok(config)

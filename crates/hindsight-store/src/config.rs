@@ -34,6 +34,12 @@ pub struct StoreConfig {
     pub startup_timeout: Duration,
     /// How long `trigger_snapshot` waits for the snapshot to be built.
     pub snapshot_timeout: Duration,
+    /// On a directory with no log, make this node a one-member cluster. Off for a node that is
+    /// to join an existing cluster: initialising it would give it a history of its own.
+    pub initialize_if_empty: bool,
+    /// How long a proposal or a linearizable read waits for a leader to be known (and for a
+    /// follower's state to catch up with the leader's read index) before giving up.
+    pub leader_wait: Duration,
 }
 
 impl Default for StoreConfig {
@@ -53,6 +59,8 @@ impl Default for StoreConfig {
             max_in_flight_entries: 2,
             startup_timeout: Duration::from_secs(10),
             snapshot_timeout: Duration::from_secs(60),
+            initialize_if_empty: true,
+            leader_wait: Duration::from_secs(10),
         }
     }
 }
@@ -86,6 +94,9 @@ impl StoreConfig {
             // default install timeout is too short for a real snapshot.
             snapshot_max_chunk_size: 1024 * 1024,
             install_snapshot_timeout: 10_000,
+            // An entry may carry a group-commit batch of up to `max_batch_bytes`; fewer entries per
+            // AppendEntries keep one message well inside the transport's size limit.
+            max_payload_entries: 16,
             ..Config::default()
         };
         let config = config

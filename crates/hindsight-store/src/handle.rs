@@ -6,16 +6,17 @@ use std::time::{Duration, Instant};
 use hindsight_core::Command;
 use openraft::error::{InitializeError, RaftError};
 use openraft::metrics::WaitError;
-use openraft::{BasicNode, Raft, ServerState};
+use openraft::{BasicNode, Raft, RaftNetworkFactory, ServerState};
 use sled::Db;
 
 use crate::config::StoreConfig;
 use crate::error::StoreError;
+use crate::leader_link::LeaderLink;
 use crate::listener::ApplyListener;
 use crate::log_store::LogStore;
 use crate::metrics::StoreMetrics;
 use crate::network::NoPeersNetwork;
-use crate::proposer::{BatchLimits, ProposeOutcome, Proposer};
+use crate::proposer::{BatchLimits, LeaderRoute, ProposeOutcome, Proposer};
 use crate::reader::StateReader;
 use crate::release::ReleaseWatch;
 use crate::state_machine::StateMachineStore;
@@ -34,6 +35,21 @@ pub async fn open(
     StoreHandle::open(dir, config, listener).await
 }
 
+/// Opens the store as a member of a cluster: Raft talks to peers through `network`, and proposals
+/// and linearizable reads on a follower go to the leader through `link`.
+pub async fn open_cluster<N>(
+    dir: &Path,
+    config: StoreConfig,
+    listener: Arc<dyn ApplyListener>,
+    network: N,
+    link: Arc<dyn LeaderLink>,
+) -> Result<StoreHandle, StoreError>
+where
+    N: RaftNetworkFactory<TypeConfig>,
+{
+    StoreHandle::open_with(dir, config, listener, network, Some(link)).await
+}
+
 /// A running store: the Raft node, its group-commit proposer and a reader of the applied state.
 pub struct StoreHandle {
     config: StoreConfig,
@@ -43,6 +59,7 @@ pub struct StoreHandle {
     log_db: Db,
     state_db: Db,
     release: ReleaseWatch,
+    link: Option<Arc<dyn LeaderLink>>,
 }
 
 impl StoreHandle {
@@ -61,6 +78,19 @@ impl StoreHandle {
         config: StoreConfig,
         listener: Arc<dyn ApplyListener>,
     ) -> Result<StoreHandle, StoreError> {
+        StoreHandle::open_with(dir, config, listener, NoPeersNetwork, None).await
+    }
+
+    async fn open_with<N>(
+        dir: &Path,
+        config: StoreConfig,
+        listener: Arc<dyn ApplyListener>,
+        network: N,
+        link: Option<Arc<dyn LeaderLink>>,
+    ) -> Result<StoreHandle, StoreError>
+    where
+        N: RaftNetworkFactory<TypeConfig>,
+    {
         let raft_config = config.raft_config()?;
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::storage(format!("creating {}", dir.display()), e))?;
@@ -81,7 +111,7 @@ impl StoreHandle {
         let reader = state.reader();
         reader.count_size_of(log.db().clone());
         let (log_db, state_db) = (log.db().clone(), state.db().clone());
-        let raft = Raft::new(config.node_id, raft_config, NoPeersNetwork, log, state).await?;
+        let raft = Raft::new(config.node_id, raft_config, network, log, state).await?;
         let proposer = Proposer::start(
             raft.clone(),
             BatchLimits {
@@ -89,6 +119,11 @@ impl StoreHandle {
                 max_bytes: config.max_batch_bytes,
                 max_in_flight: config.max_in_flight_entries,
             },
+            link.clone().map(|link| LeaderRoute {
+                node_id: config.node_id,
+                link,
+                leader_wait: config.leader_wait,
+            }),
         );
         let handle = StoreHandle {
             config,
@@ -98,6 +133,7 @@ impl StoreHandle {
             log_db,
             state_db,
             release,
+            link,
         };
         if let Err(e) = handle.start().await {
             if let Err(stop) = handle.shutdown().await {
@@ -110,7 +146,7 @@ impl StoreHandle {
 
     async fn start(&self) -> Result<(), StoreError> {
         let id = self.config.node_id;
-        if !self.raft.is_initialized().await? {
+        if !self.raft.is_initialized().await? && self.config.initialize_if_empty {
             let members = BTreeMap::from([(id, BasicNode::new(&self.config.advertise_addr))]);
             match self.raft.initialize(members).await {
                 Ok(()) => tracing::info!(node = id, "initialised a one-member cluster"),
@@ -129,6 +165,13 @@ impl StoreHandle {
             .with_raft_state(|st| st.membership_state.effective().voter_ids().collect())
             .await?;
         match voters.as_slice() {
+            [] => {
+                tracing::info!(
+                    node = id,
+                    "no cluster yet: waiting to be added to one (or initialised)"
+                );
+                return Ok(());
+            }
             [only] if *only == id => {}
             [only] => {
                 return Err(StoreError::Config(format!(
@@ -185,12 +228,67 @@ impl StoreHandle {
         &self.config
     }
 
-    /// Confirms with a quorum that this node still leads and waits until the state reflects every
-    /// entry committed before the call; reads made afterwards are linearizable. Returns the log
-    /// index the reads are at least as fresh as. Followers get `NotLeader` with the leader if known.
+    /// Confirms with a quorum that the leader still leads and waits until this node's state
+    /// reflects every entry committed before the call; reads made afterwards are linearizable.
+    /// Returns the log index the reads are at least as fresh as.
+    ///
+    /// On the leader this is openraft's own check. A follower in a cluster asks the leader for its
+    /// read index and waits until it has applied that far; a follower without a link to its leader
+    /// gets `NotLeader`.
     pub async fn ensure_linearizable(&self) -> Result<u64, StoreError> {
-        let read_log_id = self.raft.ensure_linearizable().await?;
-        Ok(read_log_id.map_or(0, |l| l.index))
+        let Some(link) = &self.link else {
+            let read_log_id = self.raft.ensure_linearizable().await?;
+            return Ok(read_log_id.map_or(0, |l| l.index));
+        };
+        let wait = self.config.leader_wait;
+        let deadline = Instant::now() + wait;
+        loop {
+            let (leader, addr) = self.known_leader(deadline).await?;
+            let attempt = if leader == self.config.node_id {
+                match tokio::time::timeout(wait, self.raft.ensure_linearizable()).await {
+                    Ok(result) => result
+                        .map(|l| l.map_or(0, |l| l.index))
+                        .map_err(StoreError::from),
+                    Err(_) => Err(StoreError::NoQuorum(format!(
+                        "no quorum confirmed this node's leadership within {} ms",
+                        wait.as_millis()
+                    ))),
+                }
+            } else {
+                link.read_index(leader, addr).await
+            };
+            match attempt {
+                Ok(index) => {
+                    self.wait_applied(index, deadline).await?;
+                    return Ok(index);
+                }
+                Err(StoreError::NotLeader { .. }) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The leader and its address, waiting until `deadline` for one to be known.
+    async fn known_leader(&self, deadline: Instant) -> Result<(u64, String), StoreError> {
+        known_leader(&self.raft, deadline).await
+    }
+
+    async fn wait_applied(&self, index: u64, deadline: Instant) -> Result<(), StoreError> {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        self.raft
+            .wait(Some(remaining.max(Duration::from_millis(1))))
+            .applied_index_at_least(Some(index), "read index")
+            .await
+            .map(|_| ())
+            .map_err(|e| {
+                wait_error(
+                    e,
+                    format!("this node to apply log index {index}"),
+                    remaining,
+                )
+            })
     }
 
     /// Builds a snapshot of everything applied so far and waits for it (up to `snapshot_timeout`).
@@ -266,6 +364,34 @@ impl StoreHandle {
         }
         Ok(())
     }
+}
+
+/// The current leader and its address from the membership, waiting until `deadline` for an
+/// election to produce one.
+pub(crate) async fn known_leader(
+    raft: &Raft<TypeConfig>,
+    deadline: Instant,
+) -> Result<(u64, String), StoreError> {
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    let metrics = raft
+        .wait(Some(remaining.max(Duration::from_millis(1))))
+        .metrics(|m| m.current_leader.is_some(), "a leader")
+        .await
+        .map_err(|e| match e {
+            WaitError::ShuttingDown => StoreError::ShuttingDown,
+            WaitError::Timeout(..) => StoreError::NotLeader {
+                leader_id: None,
+                leader_addr: None,
+            },
+        })?;
+    let leader = metrics.current_leader.expect("waited for a leader");
+    let addr = metrics
+        .membership_config
+        .membership()
+        .get_node(&leader)
+        .map(|n| n.addr.clone())
+        .unwrap_or_default();
+    Ok((leader, addr))
 }
 
 fn wait_error(error: WaitError, what: String, after: Duration) -> StoreError {

@@ -9,6 +9,7 @@ mod config;
 mod error;
 mod handle;
 mod keys;
+mod leader_link;
 mod listener;
 mod log_store;
 mod metrics;
@@ -30,7 +31,8 @@ mod test_support;
 
 pub use config::StoreConfig;
 pub use error::StoreError;
-pub use handle::{open, StoreHandle};
+pub use handle::{open, open_cluster, StoreHandle};
+pub use leader_link::{LeaderLink, LinkFuture};
 pub use listener::{ApplyListener, NoopListener};
 pub use log_store::LogStore;
 pub use metrics::StoreMetrics;

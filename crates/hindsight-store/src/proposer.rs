@@ -1,8 +1,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use hindsight_core::{Command, CommandOutcome};
-use openraft::error::RaftError;
+use openraft::error::{ClientWriteError, RaftError};
 use openraft::raft::ClientWriteResult;
 use openraft::Raft;
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
@@ -10,6 +11,8 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::codec::encoded_len;
 use crate::error::StoreError;
+use crate::handle::known_leader;
+use crate::leader_link::LeaderLink;
 use crate::type_config::TypeConfig;
 
 /// What one proposed command did once applied.
@@ -25,6 +28,14 @@ pub struct ProposeOutcome {
 pub struct ProposalCounts {
     pub entries: u64,
     pub commands: u64,
+}
+
+/// Where a cluster member's proposals go when it does not lead.
+#[derive(Clone)]
+pub(crate) struct LeaderRoute {
+    pub node_id: u64,
+    pub link: Arc<dyn LeaderLink>,
+    pub leader_wait: Duration,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -63,11 +74,15 @@ struct Counts {
 }
 
 impl Proposer {
-    pub(crate) fn start(raft: Raft<TypeConfig>, limits: BatchLimits) -> Proposer {
+    pub(crate) fn start(
+        raft: Raft<TypeConfig>,
+        limits: BatchLimits,
+        route: Option<LeaderRoute>,
+    ) -> Proposer {
         let (queue, rx) = mpsc::channel(limits.max_commands.saturating_mul(4).max(64));
         let counts = Arc::new(Counts::default());
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(run(raft, rx, counts.clone(), limits, stopped));
+        let task = tokio::spawn(run(raft, rx, counts.clone(), limits, route, stopped));
         Proposer {
             queue,
             counts,
@@ -116,6 +131,7 @@ async fn run(
     mut queue: mpsc::Receiver<Pending>,
     counts: Arc<Counts>,
     limits: BatchLimits,
+    route: Option<LeaderRoute>,
     mut stop: watch::Receiver<bool>,
 ) {
     let in_flight = Arc::new(Semaphore::new(limits.max_in_flight));
@@ -152,6 +168,28 @@ async fn run(
             1 => commands.pop().expect("one command"),
             _ => Command::Batch(commands),
         };
+        if let Some(route) = &route {
+            // In a cluster the leader may be this node or another, and may change under the
+            // proposal; `submit` follows it.
+            counts.entries.fetch_add(1, Ordering::Relaxed);
+            counts
+                .commands
+                .fetch_add(replies.len() as u64, Ordering::Relaxed);
+            let (raft, route) = (raft.clone(), route.clone());
+            waiters.spawn(async move {
+                let _permit = permit;
+                let n = replies.len();
+                let result =
+                    submit(&raft, &route, command)
+                        .await
+                        .and_then(|(log_index, outcome)| {
+                            split(Some(outcome), n).map(|outcomes| (log_index, outcomes))
+                        });
+                reply_each(result, replies);
+            });
+            while waiters.try_join_next().is_some() {}
+            continue;
+        }
         match raft.client_write_ff(command).await {
             Ok(answer) => {
                 counts.entries.fetch_add(1, Ordering::Relaxed);
@@ -179,14 +217,47 @@ async fn run(
 
 type Reply = oneshot::Sender<Result<ProposeOutcome, StoreError>>;
 
-/// Hands each caller its own outcome. `answer` is `None` when Raft stopped before answering.
-fn deliver(answer: Option<ClientWriteResult<TypeConfig>>, replies: Vec<Reply>) {
-    let result = match answer {
-        None => Err(StoreError::ShuttingDown),
-        Some(Err(e)) => Err(StoreError::from(RaftError::APIError(e))),
-        Some(Ok(response)) => split(response.data.outcome, replies.len())
-            .map(|outcomes| (response.log_id.index, outcomes)),
-    };
+/// Proposes `command` wherever the leader is, following it across elections until
+/// `leader_wait` runs out. A proposal is retried only when it surely was not taken (this node or
+/// the target said it does not lead, or the target could not be reached), so nothing is applied
+/// twice.
+async fn submit(
+    raft: &Raft<TypeConfig>,
+    route: &LeaderRoute,
+    command: Command,
+) -> Result<(u64, CommandOutcome), StoreError> {
+    let deadline = Instant::now() + route.leader_wait;
+    loop {
+        let (leader, addr) = known_leader(raft, deadline).await?;
+        let attempt = if leader == route.node_id {
+            match raft.client_write(command.clone()).await {
+                Ok(response) => {
+                    let outcome = response.data.outcome.ok_or_else(|| {
+                        StoreError::Internal("an applied entry came back with no outcome".into())
+                    })?;
+                    return Ok((response.log_id.index, outcome));
+                }
+                Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+                    Err(StoreError::NotLeader {
+                        leader_id: f.leader_id,
+                        leader_addr: f.leader_node.map(|n| n.addr),
+                    })
+                }
+                Err(e) => Err(StoreError::from(e)),
+            }
+        } else {
+            route.link.propose(leader, addr, command.clone()).await
+        };
+        match attempt {
+            Err(StoreError::NotLeader { .. }) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn reply_each(result: Result<(u64, Vec<CommandOutcome>), StoreError>, replies: Vec<Reply>) {
     match result {
         Ok((log_index, outcomes)) => {
             for (reply, outcome) in replies.into_iter().zip(outcomes) {
@@ -199,6 +270,17 @@ fn deliver(answer: Option<ClientWriteResult<TypeConfig>>, replies: Vec<Reply>) {
             }
         }
     }
+}
+
+/// Hands each caller its own outcome. `answer` is `None` when Raft stopped before answering.
+fn deliver(answer: Option<ClientWriteResult<TypeConfig>>, replies: Vec<Reply>) {
+    let result = match answer {
+        None => Err(StoreError::ShuttingDown),
+        Some(Err(e)) => Err(StoreError::from(RaftError::APIError(e))),
+        Some(Ok(response)) => split(response.data.outcome, replies.len())
+            .map(|outcomes| (response.log_id.index, outcomes)),
+    };
+    reply_each(result, replies);
 }
 
 /// The per-command outcomes of an entry that carried `n` commands: a single command was proposed

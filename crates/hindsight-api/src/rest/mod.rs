@@ -366,6 +366,48 @@ fn documented_routes() -> DocumentedRouter<Services> {
                 .answer::<pb::ApiKeyInfo>(),
             delete(revoke_key),
         )
+        .route(
+            "get",
+            "/v1/cluster",
+            Operation::new(
+                NODE,
+                "clusterStatus",
+                "The Raft cluster as this node sees it (admin on every bank).",
+            )
+            .answer::<pb::ClusterStatusResponse>(),
+            get(cluster_status),
+        )
+        .route(
+            "post",
+            "/v1/cluster/init",
+            Operation::new(
+                NODE,
+                "initCluster",
+                "Make this node, which belongs to no cluster, the first member of a new one.",
+            )
+            .body::<pb::InitClusterRequest>()
+            .answer::<pb::ClusterStatusResponse>(),
+            post(init_cluster),
+        )
+        .route(
+            "post",
+            "/v1/cluster/join",
+            Operation::new(
+                NODE,
+                "joinCluster",
+                "Ask the cluster a seed member belongs to to add this node.",
+            )
+            .body::<pb::JoinClusterRequest>()
+            .answer::<pb::ClusterStatusResponse>(),
+            post(join_cluster),
+        )
+        .route(
+            "delete",
+            "/v1/cluster/members/{node_id}",
+            Operation::new(NODE, "removeMember", "Remove a node from the cluster.")
+                .answer::<pb::ClusterStatusResponse>(),
+            delete(remove_member),
+        )
 }
 
 /// Takes a field from the path; a body naming another value is refused rather than silently
@@ -678,6 +720,42 @@ async fn import_bank(
 
 async fn status(State(s): State<Services>, caller: Caller) -> Answer<pb::StatusResponse> {
     answer(s.node.status(caller.request(pb::StatusRequest {})).await)
+}
+
+async fn cluster_status(
+    State(s): State<Services>,
+    caller: Caller,
+) -> Answer<pb::ClusterStatusResponse> {
+    answer(
+        s.node
+            .cluster_status(caller.request(pb::ClusterStatusRequest {}))
+            .await,
+    )
+}
+
+async fn init_cluster(
+    State(s): State<Services>,
+    caller: Caller,
+    JsonBody(body): JsonBody<pb::InitClusterRequest>,
+) -> Answer<pb::ClusterStatusResponse> {
+    answer(s.node.init_cluster(caller.request(body)).await)
+}
+
+async fn join_cluster(
+    State(s): State<Services>,
+    caller: Caller,
+    JsonBody(body): JsonBody<pb::JoinClusterRequest>,
+) -> Answer<pb::ClusterStatusResponse> {
+    answer(s.node.join_cluster(caller.request(body)).await)
+}
+
+async fn remove_member(
+    State(s): State<Services>,
+    caller: Caller,
+    PathArgs(node_id): PathArgs<u64>,
+) -> Answer<pb::ClusterStatusResponse> {
+    let request = pb::RemoveMemberRequest { node_id };
+    answer(s.node.remove_member(caller.request(request)).await)
 }
 
 async fn list_keys(State(s): State<Services>, caller: Caller) -> Answer<pb::ListApiKeysResponse> {

@@ -1,0 +1,30 @@
+//! Node-to-node traffic of Hindsight's Raft group, over gRPC (tonic):
+//!
+//! - [`GrpcNetwork`]: openraft's network — AppendEntries, Vote and snapshot chunks;
+//! - [`GrpcLeaderLink`]: a follower's way to the leader, for proposals and linearizable reads;
+//! - [`RaftTransportService`]: the server side of both, plus membership changes and status.
+//!
+//! Every message names the node it is for, and a node refuses one addressed to another id. A
+//! shared secret (or mutual TLS) authenticates the traffic; see `DESIGN.md` next to this crate.
+
+mod error;
+mod leader_link;
+mod membership;
+mod network;
+mod peers;
+mod service;
+
+pub mod pb {
+    tonic::include_proto!("hindsight.cluster.v1");
+}
+
+pub use error::ClusterError;
+pub use leader_link::GrpcLeaderLink;
+pub use membership::{ClusterMember, ClusterStatus};
+pub use network::GrpcNetwork;
+pub use peers::{PeerTls, Peers, PeersConfig, SECRET_HEADER};
+pub use service::{RaftTransportService, TransportAuth};
+
+/// The largest node-to-node message: an AppendEntries carries up to 16 entries of at most a
+/// group-commit batch each (4 MiB), and a snapshot chunk 1 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 96 * 1024 * 1024;

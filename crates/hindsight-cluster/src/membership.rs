@@ -1,0 +1,199 @@
+use std::collections::BTreeSet;
+
+use hindsight_store::TypeConfig;
+use openraft::{BasicNode, ChangeMembers, Raft, RaftMetrics, ServerState};
+
+use crate::error::ClusterError;
+use crate::pb;
+
+/// One member of the group as this node sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterMember {
+    pub node_id: u64,
+    pub address: String,
+    pub voter: bool,
+    /// Entries behind the leader's log; known on the leader only.
+    pub lag: Option<u64>,
+}
+
+/// The group as this node sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterStatus {
+    pub node_id: u64,
+    pub group_id: u64,
+    pub leader_id: Option<u64>,
+    pub term: u64,
+    pub state: String,
+    pub last_log_index: Option<u64>,
+    /// Known on the leader (the index a quorum holds); followers only know it is at least applied.
+    pub committed_index: Option<u64>,
+    pub applied_index: Option<u64>,
+    pub members: Vec<ClusterMember>,
+}
+
+impl ClusterStatus {
+    pub(crate) fn of(metrics: &RaftMetrics<u64, BasicNode>, group_id: u64) -> ClusterStatus {
+        let membership = metrics.membership_config.membership();
+        let voters: BTreeSet<u64> = membership.voter_ids().collect();
+        let matched = |id: u64| -> Option<u64> {
+            if id == metrics.id {
+                return metrics.last_log_index;
+            }
+            metrics
+                .replication
+                .as_ref()
+                .and_then(|r| r.get(&id).cloned())
+                .map(|log_id| log_id.map_or(0, |l| l.index))
+        };
+        let members = membership
+            .nodes()
+            .map(|(id, node)| ClusterMember {
+                node_id: *id,
+                address: node.addr.clone(),
+                voter: voters.contains(id),
+                lag: match (metrics.state, metrics.last_log_index, matched(*id)) {
+                    (ServerState::Leader, Some(last), Some(m)) if *id != metrics.id => {
+                        Some(last.saturating_sub(m))
+                    }
+                    _ => None,
+                },
+            })
+            .collect();
+        let committed_index = (metrics.state == ServerState::Leader)
+            .then(|| {
+                let mut indexes: Vec<u64> = voters.iter().filter_map(|id| matched(*id)).collect();
+                indexes.sort_unstable_by(|a, b| b.cmp(a));
+                indexes.get(voters.len() / 2).copied()
+            })
+            .flatten();
+        ClusterStatus {
+            node_id: metrics.id,
+            group_id,
+            leader_id: metrics.current_leader,
+            term: metrics.current_term,
+            state: format!("{:?}", metrics.state),
+            last_log_index: metrics.last_log_index,
+            committed_index,
+            applied_index: metrics.last_applied.map(|l| l.index),
+            members,
+        }
+    }
+}
+
+impl From<ClusterStatus> for pb::ClusterStatusReply {
+    fn from(s: ClusterStatus) -> Self {
+        pb::ClusterStatusReply {
+            node_id: s.node_id,
+            group_id: s.group_id,
+            leader_id: s.leader_id,
+            term: s.term,
+            state: s.state,
+            last_log_index: s.last_log_index,
+            committed_index: s.committed_index,
+            applied_index: s.applied_index,
+            members: s
+                .members
+                .into_iter()
+                .map(|m| pb::ClusterMember {
+                    node_id: m.node_id,
+                    address: m.address,
+                    voter: m.voter,
+                    lag: m.lag,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<pb::ClusterStatusReply> for ClusterStatus {
+    fn from(s: pb::ClusterStatusReply) -> Self {
+        ClusterStatus {
+            node_id: s.node_id,
+            group_id: s.group_id,
+            leader_id: s.leader_id,
+            term: s.term,
+            state: s.state,
+            last_log_index: s.last_log_index,
+            committed_index: s.committed_index,
+            applied_index: s.applied_index,
+            members: s
+                .members
+                .into_iter()
+                .map(|m| ClusterMember {
+                    node_id: m.node_id,
+                    address: m.address,
+                    voter: m.voter,
+                    lag: m.lag,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Adds `id` at `addr` as a learner, waits until it has caught up, then makes it a voter. Run on
+/// the leader, one change at a time. Adding a voter again at the same address changes nothing.
+pub(crate) async fn add_member(
+    raft: &Raft<TypeConfig>,
+    id: u64,
+    addr: &str,
+) -> Result<(), ClusterError> {
+    if id == 0 {
+        return Err(ClusterError::InvalidArgument("node ids start at 1".into()));
+    }
+    if addr.parse::<std::net::SocketAddr>().is_err() && !addr.contains(':') {
+        return Err(ClusterError::InvalidArgument(format!(
+            "{addr:?} is not HOST:PORT"
+        )));
+    }
+    let metrics = raft.metrics().borrow().clone();
+    let membership = metrics.membership_config.membership();
+    if let Some(node) = membership.get_node(&id) {
+        if node.addr != addr {
+            return Err(ClusterError::InvalidArgument(format!(
+                "node {id} is already a member at {}; remove it before adding it at {addr}",
+                node.addr
+            )));
+        }
+        if membership.voter_ids().any(|v| v == id) {
+            return Ok(());
+        }
+    } else {
+        raft.add_learner(id, BasicNode::new(addr), true)
+            .await
+            .map_err(|e| {
+                ClusterError::Unavailable(format!("adding node {id} as a learner: {e}"))
+            })?;
+    }
+    raft.change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([id])), false)
+        .await
+        .map_err(|e| ClusterError::Unavailable(format!("making node {id} a voter: {e}")))?;
+    tracing::info!(node = id, addr, "added a voting member");
+    Ok(())
+}
+
+/// Removes `id` from the group (voter or learner). Run on the leader, one change at a time.
+pub(crate) async fn remove_member(raft: &Raft<TypeConfig>, id: u64) -> Result<(), ClusterError> {
+    let metrics = raft.metrics().borrow().clone();
+    let membership = metrics.membership_config.membership();
+    if membership.get_node(&id).is_none() {
+        return Err(ClusterError::InvalidArgument(format!(
+            "node {id} is not a member of this cluster"
+        )));
+    }
+    let voters: BTreeSet<u64> = membership.voter_ids().collect();
+    let change = if voters.contains(&id) {
+        if voters.len() == 1 {
+            return Err(ClusterError::InvalidArgument(format!(
+                "node {id} is the only voter; a cluster cannot remove its last member"
+            )));
+        }
+        ChangeMembers::RemoveVoters(BTreeSet::from([id]))
+    } else {
+        ChangeMembers::RemoveNodes(BTreeSet::from([id]))
+    };
+    raft.change_membership(change, false)
+        .await
+        .map_err(|e| ClusterError::Unavailable(format!("removing node {id}: {e}")))?;
+    tracing::info!(node = id, "removed a member");
+    Ok(())
+}

@@ -1,0 +1,138 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tonic::metadata::MetadataValue;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
+
+use crate::error::ClusterError;
+use crate::pb::raft_transport_client::RaftTransportClient;
+use crate::MAX_MESSAGE_BYTES;
+
+/// The metadata key carrying the cluster's shared secret.
+pub const SECRET_HEADER: &str = "x-hindsight-cluster-secret";
+/// Set on a refusal that means "not the leader": the request was not acted on.
+pub(crate) const NOT_LEADER_HEADER: &str = "x-hindsight-not-leader";
+
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// TLS towards peers: the CA their certificates chain to and, for mutual TLS, this node's own.
+#[derive(Clone, Debug)]
+pub struct PeerTls {
+    pub ca_pem: Vec<u8>,
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// How this node talks to its peers.
+#[derive(Clone, Debug, Default)]
+pub struct PeersConfig {
+    pub group_id: u64,
+    pub secret: Option<String>,
+    pub tls: Option<PeerTls>,
+}
+
+/// Connections to peers by address, made on first use and reused; a channel reconnects by itself
+/// after the peer comes back.
+#[derive(Clone)]
+pub struct Peers {
+    config: Arc<PeersConfig>,
+    channels: Arc<Mutex<HashMap<String, Channel>>>,
+}
+
+impl Peers {
+    pub fn new(config: PeersConfig) -> Peers {
+        Peers {
+            config: Arc::new(config),
+            channels: Arc::default(),
+        }
+    }
+
+    pub fn group_id(&self) -> u64 {
+        self.config.group_id
+    }
+
+    pub(crate) fn client(&self, addr: &str) -> Result<RaftTransportClient<Channel>, ClusterError> {
+        let mut channels = self.channels.lock();
+        let channel = match channels.get(addr) {
+            Some(channel) => channel.clone(),
+            None => {
+                let channel = self.connect(addr)?;
+                channels.insert(addr.to_string(), channel.clone());
+                channel
+            }
+        };
+        Ok(RaftTransportClient::new(channel)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES))
+    }
+
+    fn connect(&self, addr: &str) -> Result<Channel, ClusterError> {
+        if addr.is_empty() {
+            return Err(ClusterError::Unavailable(
+                "the peer has no address in the membership".into(),
+            ));
+        }
+        let scheme = if self.config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))
+            .map_err(|e| ClusterError::InvalidArgument(format!("peer address {addr:?}: {e}")))?
+            .connect_timeout(CONNECT_TIMEOUT)
+            .tcp_nodelay(true)
+            .http2_keep_alive_interval(Duration::from_secs(10))
+            .keep_alive_timeout(Duration::from_secs(5));
+        if let Some(tls) = &self.config.tls {
+            let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            let mut config = ClientTlsConfig::new()
+                .ca_certificate(Certificate::from_pem(&tls.ca_pem))
+                .domain_name(host);
+            if let Some((cert, key)) = &tls.identity {
+                config = config.identity(Identity::from_pem(cert, key));
+            }
+            endpoint = endpoint
+                .tls_config(config)
+                .map_err(|e| ClusterError::InvalidArgument(format!("peer TLS: {e}")))?;
+        }
+        Ok(endpoint.connect_lazy())
+    }
+
+    /// A request carrying the cluster secret, with a deadline when given.
+    pub(crate) fn request<T>(&self, message: T, timeout: Option<Duration>) -> tonic::Request<T> {
+        let mut request = tonic::Request::new(message);
+        if let Some(secret) = &self.config.secret {
+            if let Ok(value) = MetadataValue::try_from(secret.as_str()) {
+                request.metadata_mut().insert(SECRET_HEADER, value);
+            }
+        }
+        if let Some(timeout) = timeout {
+            request.set_timeout(timeout);
+        }
+        request
+    }
+}
+
+/// Whether a failed call surely never reached the peer's handler: the connection could not be
+/// made, or the peer refused it as not the leader. Only then is a proposal safe to retry.
+pub(crate) fn not_taken(status: &tonic::Status) -> bool {
+    if status.metadata().get(NOT_LEADER_HEADER).is_some() {
+        return true;
+    }
+    status.code() == tonic::Code::Unavailable && is_connect_error(status)
+}
+
+fn is_connect_error(status: &tonic::Status) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(status);
+    while let Some(error) = source {
+        let text = error.to_string();
+        if text.contains("tcp connect error") || text.contains("Connection refused") {
+            return true;
+        }
+        source = error.source();
+    }
+    let message = status.message();
+    message.contains("tcp connect error") || message.contains("Connection refused")
+}

@@ -1,0 +1,386 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use hindsight_core::Command;
+use hindsight_store::{Proposer, StoreError, TypeConfig};
+use openraft::error::{CheckIsLeaderError, RaftError};
+use openraft::raft::{AppendEntriesRequest, InstallSnapshotRequest, VoteRequest};
+use openraft::{BasicNode, Raft, ServerState};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tonic::{Request, Response, Status};
+
+use crate::error::ClusterError;
+use crate::membership::{self, ClusterStatus};
+use crate::pb::raft_transport_server::{RaftTransport, RaftTransportServer};
+use crate::pb::{
+    AddMemberRequest, ClusterStatusReply, ClusterStatusRequest, ProposeReply, ProposeRequest,
+    RaftMessage, RaftReply, ReadIndexReply, ReadIndexRequest, RemoveMemberRequest,
+};
+use crate::peers::{Peers, SECRET_HEADER};
+use crate::MAX_MESSAGE_BYTES;
+
+/// How long the leader may take to confirm a read with a quorum.
+const READ_INDEX_TIMEOUT: Duration = Duration::from_secs(5);
+/// Adding a learner waits for it to catch up, which may take a snapshot transfer.
+const MEMBERSHIP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Who may send node-to-node traffic.
+#[derive(Clone, Debug, Default)]
+pub enum TransportAuth {
+    /// Anyone who can reach the port (a node with auth off, on a trusted network).
+    #[default]
+    Open,
+    /// Callers must present this shared secret.
+    Secret(String),
+    /// The TLS layer already required a client certificate from the cluster's CA.
+    MutualTls,
+    /// Every call is refused, with this reason: auth is on but nothing authenticates peers.
+    Refused(String),
+}
+
+/// The node-to-node gRPC service, and the membership operations the admin API and the CLI use.
+#[derive(Clone)]
+pub struct RaftTransportService {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    raft: Raft<TypeConfig>,
+    proposer: Proposer,
+    node_id: u64,
+    peers: Peers,
+    auth: TransportAuth,
+    /// Membership changes are serialised: concurrent ones could leave a joint configuration.
+    membership: tokio::sync::Mutex<()>,
+}
+
+impl RaftTransportService {
+    pub fn new(
+        raft: Raft<TypeConfig>,
+        proposer: Proposer,
+        node_id: u64,
+        peers: Peers,
+        auth: TransportAuth,
+    ) -> RaftTransportService {
+        RaftTransportService {
+            inner: Arc::new(Inner {
+                raft,
+                proposer,
+                node_id,
+                peers,
+                auth,
+                membership: tokio::sync::Mutex::new(()),
+            }),
+        }
+    }
+
+    /// The tonic service, with message limits fit for log batches and snapshot chunks.
+    pub fn into_server(self) -> RaftTransportServer<RaftTransportService> {
+        RaftTransportServer::new(self)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+    }
+
+    pub fn node_id(&self) -> u64 {
+        self.inner.node_id
+    }
+
+    /// The group as this node sees it.
+    pub fn status(&self) -> ClusterStatus {
+        let metrics = self.inner.raft.metrics().borrow().clone();
+        ClusterStatus::of(&metrics, self.inner.peers.group_id())
+    }
+
+    /// Makes this node, which belongs to no cluster yet, the first member of a new one.
+    pub async fn initialize(&self, advertise: &str) -> Result<ClusterStatus, ClusterError> {
+        let raft = &self.inner.raft;
+        if raft
+            .is_initialized()
+            .await
+            .map_err(|e| ClusterError::Internal(e.to_string()))?
+        {
+            return Err(ClusterError::InvalidArgument(format!(
+                "node {} already belongs to a cluster",
+                self.inner.node_id
+            )));
+        }
+        let members =
+            std::collections::BTreeMap::from([(self.inner.node_id, BasicNode::new(advertise))]);
+        raft.initialize(members)
+            .await
+            .map_err(|e| ClusterError::InvalidArgument(format!("initialising: {e}")))?;
+        raft.wait(Some(Duration::from_secs(10)))
+            .metrics(|m| m.current_leader.is_some(), "a leader")
+            .await
+            .map_err(|e| ClusterError::Unavailable(e.to_string()))?;
+        Ok(self.status())
+    }
+
+    /// Asks the cluster that `seed` belongs to to add this node (at `advertise`).
+    pub async fn join(&self, seed: &str, advertise: &str) -> Result<ClusterStatus, ClusterError> {
+        let mut client = self.inner.peers.client(seed)?;
+        let request = self.inner.peers.request(
+            AddMemberRequest {
+                node_id: self.inner.node_id,
+                address: advertise.to_string(),
+            },
+            Some(MEMBERSHIP_TIMEOUT),
+        );
+        let reply = client
+            .add_member(request)
+            .await
+            .map_err(|s| remote_error(seed, s))?;
+        Ok(reply.into_inner().into())
+    }
+
+    /// Adds a member, on the leader (forwarded there from any other member).
+    pub async fn add_member(&self, id: u64, addr: &str) -> Result<ClusterStatus, ClusterError> {
+        match self.leader()? {
+            Leader::This => {
+                let _serial = self.inner.membership.lock().await;
+                membership::add_member(&self.inner.raft, id, addr).await?;
+                Ok(self.status())
+            }
+            Leader::Other(leader_addr) => {
+                let mut client = self.inner.peers.client(&leader_addr)?;
+                let request = self.inner.peers.request(
+                    AddMemberRequest {
+                        node_id: id,
+                        address: addr.to_string(),
+                    },
+                    Some(MEMBERSHIP_TIMEOUT),
+                );
+                let reply = client
+                    .add_member(request)
+                    .await
+                    .map_err(|s| remote_error(&leader_addr, s))?;
+                Ok(reply.into_inner().into())
+            }
+        }
+    }
+
+    /// Removes a member, on the leader (forwarded there from any other member).
+    pub async fn remove_member(&self, id: u64) -> Result<ClusterStatus, ClusterError> {
+        match self.leader()? {
+            Leader::This => {
+                let _serial = self.inner.membership.lock().await;
+                membership::remove_member(&self.inner.raft, id).await?;
+                Ok(self.status())
+            }
+            Leader::Other(leader_addr) => {
+                let mut client = self.inner.peers.client(&leader_addr)?;
+                let request = self.inner.peers.request(
+                    RemoveMemberRequest { node_id: id },
+                    Some(MEMBERSHIP_TIMEOUT),
+                );
+                let reply = client
+                    .remove_member(request)
+                    .await
+                    .map_err(|s| remote_error(&leader_addr, s))?;
+                Ok(reply.into_inner().into())
+            }
+        }
+    }
+
+    fn leader(&self) -> Result<Leader, ClusterError> {
+        let metrics = self.inner.raft.metrics().borrow().clone();
+        match metrics.current_leader {
+            Some(id) if id == self.inner.node_id && metrics.state == ServerState::Leader => {
+                Ok(Leader::This)
+            }
+            Some(id) => metrics
+                .membership_config
+                .membership()
+                .get_node(&id)
+                .map(|n| Leader::Other(n.addr.clone()))
+                .ok_or_else(|| {
+                    ClusterError::Unavailable(format!("the leader, node {id}, has no address"))
+                }),
+            None => Err(ClusterError::Unavailable(
+                "no leader is known yet; try again in a moment".into(),
+            )),
+        }
+    }
+
+    /// Refuses calls from outside the cluster and calls meant for another node or group.
+    fn admit<T>(&self, request: &Request<T>, target: Option<(u64, u64)>) -> Result<(), Status> {
+        match &self.inner.auth {
+            TransportAuth::Open | TransportAuth::MutualTls => {}
+            TransportAuth::Refused(why) => return Err(Status::permission_denied(why.clone())),
+            TransportAuth::Secret(secret) => {
+                let given = request
+                    .metadata()
+                    .get(SECRET_HEADER)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                if !same_secret(given.as_bytes(), secret.as_bytes()) {
+                    return Err(Status::unauthenticated(
+                        "node-to-node calls need the cluster's shared secret",
+                    ));
+                }
+            }
+        }
+        if let Some((node, group)) = target {
+            if node != self.inner.node_id {
+                return Err(Status::permission_denied(format!(
+                    "this message is addressed to node {node}, but this is node {}: a peer has a stale address",
+                    self.inner.node_id
+                )));
+            }
+            if group != self.inner.peers.group_id() {
+                return Err(Status::permission_denied(format!(
+                    "this message is for Raft group {group}, but this node serves group {}",
+                    self.inner.peers.group_id()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+enum Leader {
+    This,
+    Other(String),
+}
+
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+fn remote_error(addr: &str, status: Status) -> ClusterError {
+    let message = format!("{addr}: {}", status.message());
+    match status.code() {
+        tonic::Code::InvalidArgument => ClusterError::InvalidArgument(message),
+        tonic::Code::PermissionDenied | tonic::Code::Unauthenticated => {
+            ClusterError::PermissionDenied(message)
+        }
+        tonic::Code::FailedPrecondition => ClusterError::NotLeader { message },
+        _ => ClusterError::Unavailable(message),
+    }
+}
+
+fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, Status> {
+    bincode::deserialize(payload)
+        .map_err(|e| Status::invalid_argument(format!("undecodable Raft message: {e}")))
+}
+
+fn encode<T: Serialize>(value: &T) -> Result<Response<RaftReply>, Status> {
+    bincode::serialize(value)
+        .map(|payload| Response::new(RaftReply { payload }))
+        .map_err(|e| Status::internal(format!("encoding a Raft reply: {e}")))
+}
+
+#[tonic::async_trait]
+impl RaftTransport for RaftTransportService {
+    async fn append_entries(
+        &self,
+        request: Request<RaftMessage>,
+    ) -> Result<Response<RaftReply>, Status> {
+        let m = request.get_ref();
+        self.admit(&request, Some((m.target_node, m.group_id)))?;
+        let rpc: AppendEntriesRequest<TypeConfig> = decode(&m.payload)?;
+        encode(&self.inner.raft.append_entries(rpc).await)
+    }
+
+    async fn vote(&self, request: Request<RaftMessage>) -> Result<Response<RaftReply>, Status> {
+        let m = request.get_ref();
+        self.admit(&request, Some((m.target_node, m.group_id)))?;
+        let rpc: VoteRequest<u64> = decode(&m.payload)?;
+        encode(&self.inner.raft.vote(rpc).await)
+    }
+
+    async fn install_snapshot(
+        &self,
+        request: Request<RaftMessage>,
+    ) -> Result<Response<RaftReply>, Status> {
+        let m = request.get_ref();
+        self.admit(&request, Some((m.target_node, m.group_id)))?;
+        let rpc: InstallSnapshotRequest<TypeConfig> = decode(&m.payload)?;
+        encode(&self.inner.raft.install_snapshot(rpc).await)
+    }
+
+    async fn propose(
+        &self,
+        request: Request<ProposeRequest>,
+    ) -> Result<Response<ProposeReply>, Status> {
+        let m = request.get_ref();
+        self.admit(&request, Some((m.target_node, m.group_id)))?;
+        if !matches!(self.leader(), Ok(Leader::This)) {
+            // The sender retries on the leader it learns next; proposing here would forward again.
+            return Err(ClusterError::NotLeader {
+                message: format!("node {} is not the leader", self.inner.node_id),
+            }
+            .into());
+        }
+        let command: Command = decode(&m.command)?;
+        let proposed = self
+            .inner
+            .proposer
+            .propose(command)
+            .await
+            .map_err(ClusterError::from)?;
+        let outcome = bincode::serialize(&proposed.outcome)
+            .map_err(|e| Status::internal(format!("encoding an outcome: {e}")))?;
+        Ok(Response::new(ProposeReply {
+            log_index: proposed.log_index,
+            outcome,
+        }))
+    }
+
+    async fn read_index(
+        &self,
+        request: Request<ReadIndexRequest>,
+    ) -> Result<Response<ReadIndexReply>, Status> {
+        let m = request.get_ref();
+        self.admit(&request, Some((m.target_node, m.group_id)))?;
+        let confirmed =
+            tokio::time::timeout(READ_INDEX_TIMEOUT, self.inner.raft.ensure_linearizable())
+                .await
+                .map_err(|_| Status::unavailable("no quorum confirmed the leadership in time"))?;
+        match confirmed {
+            Ok(log_id) => Ok(Response::new(ReadIndexReply {
+                read_index: log_id.map_or(0, |l| l.index),
+            })),
+            Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(_))) => {
+                Err(ClusterError::NotLeader {
+                    message: format!("node {} is not the leader", self.inner.node_id),
+                }
+                .into())
+            }
+            Err(e) => Err(ClusterError::from(StoreError::from(e)).into()),
+        }
+    }
+
+    async fn add_member(
+        &self,
+        request: Request<AddMemberRequest>,
+    ) -> Result<Response<ClusterStatusReply>, Status> {
+        self.admit(&request, None)?;
+        let m = request.into_inner();
+        let status = RaftTransportService::add_member(self, m.node_id, &m.address).await?;
+        Ok(Response::new(status.into()))
+    }
+
+    async fn remove_member(
+        &self,
+        request: Request<RemoveMemberRequest>,
+    ) -> Result<Response<ClusterStatusReply>, Status> {
+        self.admit(&request, None)?;
+        let status = RaftTransportService::remove_member(self, request.get_ref().node_id).await?;
+        Ok(Response::new(status.into()))
+    }
+
+    async fn status(
+        &self,
+        request: Request<ClusterStatusRequest>,
+    ) -> Result<Response<ClusterStatusReply>, Status> {
+        self.admit(&request, None)?;
+        Ok(Response::new(RaftTransportService::status(self).into()))
+    }
+}
