@@ -8,7 +8,7 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 use hindsight_node::Node;
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// Routes served on the HTTP address. Further routes can be merged into the returned router.
 pub fn router(node: Node) -> Router {
@@ -37,12 +37,33 @@ async fn ready(State(node): State<Node>) -> (StatusCode, &'static str) {
     }
 }
 
+/// Buckets of every latency histogram, in seconds: sub-millisecond index searches to slow model
+/// calls.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0,
+];
+
+/// A review cycle judging with a model takes far longer than a request.
+const REVIEW_CYCLE_BUCKETS: &[f64] = &[
+    0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0,
+];
+
+fn builder() -> Result<PrometheusBuilder, metrics_exporter_prometheus::BuildError> {
+    PrometheusBuilder::new()
+        .set_buckets(LATENCY_BUCKETS)?
+        .set_buckets_for_metric(
+            Matcher::Full("hindsight_review_cycle_duration_seconds".to_string()),
+            REVIEW_CYCLE_BUCKETS,
+        )
+}
+
 /// The process's Prometheus recorder. Installed on first use: one per process, however many
 /// servers it runs (tests run several).
 fn recorder() -> Option<&'static PrometheusHandle> {
     static RECORDER: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
     RECORDER
-        .get_or_init(|| match PrometheusBuilder::new().install_recorder() {
+        .get_or_init(|| match builder().and_then(PrometheusBuilder::install_recorder) {
             Ok(handle) => Some(handle),
             Err(e) => {
                 tracing::warn!(error = %e, "metrics recorder not installed; /metrics answers 503");
@@ -54,12 +75,22 @@ fn recorder() -> Option<&'static PrometheusHandle> {
 
 /// Installs the metrics recorder, so that what happens before the first scrape is counted too.
 pub fn install_metrics() {
-    recorder();
+    if recorder().is_some() {
+        static DESCRIBED: OnceLock<()> = OnceLock::new();
+        DESCRIBED.get_or_init(|| {
+            hindsight_node::describe_metrics();
+            crate::grpc_metrics::describe();
+        });
+    }
 }
 
-async fn metrics() -> impl IntoResponse {
+async fn metrics(State(node): State<Node>) -> impl IntoResponse {
     match recorder() {
         Some(handle) => {
+            // The node's gauges (Raft, store, banks, indexes, disk) are read at scrape time.
+            if let Err(e) = tokio::task::spawn_blocking(move || node.refresh_metrics()).await {
+                tracing::warn!(error = %e, "refreshing the node's gauges failed");
+            }
             handle.run_upkeep();
             (
                 StatusCode::OK,

@@ -59,11 +59,14 @@ pub async fn embed(
     texts: Vec<String>,
 ) -> Result<Vec<Vec<f32>>, NodeError> {
     let embedder = embedder.clone();
-    tokio::task::spawn_blocking(move || {
+    let (count, started) = (texts.len(), Instant::now());
+    let vectors = tokio::task::spawn_blocking(move || {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         embedder.embed(&refs)
     })
     .await
     .map_err(NodeError::internal)?
-    .map_err(|e| NodeError::Unavailable(format!("embedding failed: {e}")))
+    .map_err(|e| NodeError::Unavailable(format!("embedding failed: {e}")))?;
+    crate::telemetry::embedded(count, started.elapsed());
+    Ok(vectors)
 }

@@ -11,10 +11,10 @@ use hindsight_core::scoring::{freshness, lifecycle_score, max_fused_score, RRF_K
 use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
 
 use crate::bank::BankView;
-use crate::embedding;
 use crate::error::NodeError;
 use crate::node::Node;
 use crate::writer::dot;
+use crate::{embedding, telemetry};
 
 const ARM_SEMANTIC: &str = "semantic";
 const ARM_KEYWORD: &str = "keyword";
@@ -93,6 +93,7 @@ pub async fn recall(
         .hits
         .retain(|hit| !node.integrity(&hit.memory).failed());
     response.took_micros = started.elapsed().as_micros() as u64;
+    telemetry::recall(started.elapsed());
     node.note_access(&response.hits, now);
     if include_archived {
         let archived: Vec<MemoryId> = response
@@ -155,7 +156,9 @@ impl Plan {
                     self.stand_in(records, MemoryId(id), min_confidence)
                         .is_some()
                 };
-                let semantic = self.semantic_hits(view, records, depth, &visible);
+                let semantic = telemetry::recall_arm(ARM_SEMANTIC, || {
+                    self.semantic_hits(view, records, depth, &visible)
+                });
                 let mut arms: Vec<(&'static str, f32, Vec<ArmResult>)> = vec![(
                     ARM_SEMANTIC,
                     1.0,
@@ -167,7 +170,9 @@ impl Plan {
                 if !self.terms.is_empty() {
                     let bm25 = view.index.bm25();
                     let best_possible = keyword_best_possible(bm25, &self.terms);
-                    let hits = bm25.search(&self.terms, depth, &visible);
+                    let hits = telemetry::recall_arm(ARM_KEYWORD, || {
+                        bm25.search(&self.terms, depth, &visible)
+                    });
                     let vectors = view.index.vectors();
                     // Shared words whose meaning the embedding does not share are mostly stem
                     // collisions ("productive" and "product") or filler: such a hit keeps half
@@ -191,10 +196,11 @@ impl Plan {
                     ));
                 }
                 if !self.entities.is_empty() {
-                    let hits = view
-                        .index
-                        .entities()
-                        .search(&self.entities, 2, depth, &visible);
+                    let hits = telemetry::recall_arm(ARM_ENTITY, || {
+                        view.index
+                            .entities()
+                            .search(&self.entities, 2, depth, &visible)
+                    });
                     let top = hits.first().map_or(1.0, |h| h.1.max(f32::EPSILON));
                     arms.push((
                         ARM_ENTITY,
@@ -205,24 +211,30 @@ impl Plan {
                     ));
                 }
                 if let Some((start, end)) = self.window {
-                    let mut in_window: Vec<ArmResult> = view
-                        .index
-                        .time()
-                        .range(start.millis(), end.millis())
-                        .into_iter()
-                        .filter(|id| visible(*id))
-                        .filter_map(|id| {
-                            let memory = records.get(&MemoryId(id))?;
-                            let v = view.index.vectors().get(id)?;
-                            Some((id, dot(&v, self.query_vector_for(memory)), 1.0))
-                        })
-                        .collect();
-                    in_window.sort_by(|a, b| b.1.total_cmp(&a.1));
-                    in_window.truncate(depth);
+                    let in_window = telemetry::recall_arm(ARM_TEMPORAL, || {
+                        let mut in_window: Vec<ArmResult> = view
+                            .index
+                            .time()
+                            .range(start.millis(), end.millis())
+                            .into_iter()
+                            .filter(|id| visible(*id))
+                            .filter_map(|id| {
+                                let memory = records.get(&MemoryId(id))?;
+                                let v = view.index.vectors().get(id)?;
+                                Some((id, dot(&v, self.query_vector_for(memory)), 1.0))
+                            })
+                            .collect();
+                        in_window.sort_by(|a, b| b.1.total_cmp(&a.1));
+                        in_window.truncate(depth);
+                        in_window
+                    });
                     arms.push((ARM_TEMPORAL, TEMPORAL_WEIGHT, in_window));
                 }
                 if self.profile.wants_task_arm() {
-                    arms.push((ARM_TASK, 1.0, self.task_hits(records, depth, &visible)));
+                    let hits = telemetry::recall_arm(ARM_TASK, || {
+                        self.task_hits(records, depth, &visible)
+                    });
+                    arms.push((ARM_TASK, 1.0, hits));
                 }
                 for (arm, weight, ranked) in arms {
                     let weight = weight * self.profile.arm_weight(arm);

@@ -13,8 +13,8 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, ActorStatus, RpcReplyPort};
 
 use crate::error::NodeError;
 use crate::node::Node;
-use crate::review;
 use crate::types::ReviewReport;
+use crate::{review, telemetry};
 
 pub enum ReviewerMsg {
     /// A cycle on request; answers with its report.
@@ -65,6 +65,11 @@ impl Actor for Reviewer {
         match message {
             ReviewerMsg::Run { as_of, reply } => {
                 let report = review::review(&state.node, state.bank.clone(), as_of).await;
+                match &report {
+                    Ok(report) => telemetry::review_cycle(report, "request"),
+                    Err(NodeError::NotFound(_)) => {}
+                    Err(_) => telemetry::review_failed("request"),
+                }
                 let backlog = report.as_ref().map_or(0, |r| r.backlog);
                 let _ = reply.send(report);
                 continue_backlog(&myself, backlog);
@@ -89,19 +94,25 @@ impl Actor for Reviewer {
 async fn background_cycle(
     myself: &ActorRef<ReviewerMsg>,
     state: &mut ReviewerState,
-    trigger: &str,
+    trigger: &'static str,
 ) {
     if !state.node.is_leader() {
         return;
     }
     match review::review(&state.node, state.bank.clone(), None).await {
-        Ok(report) => continue_backlog(myself, report.backlog),
+        Ok(report) => {
+            telemetry::review_cycle(&report, trigger);
+            continue_backlog(myself, report.backlog)
+        }
         Err(NodeError::NotFound(_)) => {
             // The bank is gone; so is its reviewer.
             state.node.forget_reviewer(&state.bank);
             myself.stop(None);
         }
-        Err(e) => tracing::warn!(bank = %state.bank, trigger, error = %e, "review failed"),
+        Err(e) => {
+            telemetry::review_failed(trigger);
+            tracing::warn!(bank = %state.bank, trigger, error = %e, "review failed")
+        }
     }
 }
 

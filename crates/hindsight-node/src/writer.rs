@@ -222,6 +222,7 @@ pub async fn write_batch(
             tokio::spawn(async move { node.hint_review(&bank).await });
         }
     }
+    crate::telemetry::writes(&outcomes);
     Ok(outcomes)
 }
 

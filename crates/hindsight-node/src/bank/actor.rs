@@ -138,6 +138,7 @@ async fn load_view(
             Ok(index) => index,
             Err(e) => {
                 tracing::info!(%bank, reason = %e, "rebuilding bank indexes from the store");
+                crate::telemetry::index_rebuilt();
                 BankIndex::new(&model, BankIndexConfig::new(dim))
             }
         }
