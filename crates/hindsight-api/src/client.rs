@@ -234,7 +234,10 @@ impl HindsightClient {
     }
 
     pub async fn get(&self, id: MemoryId) -> Result<Memory, ClientError> {
-        let request = pb::GetRequest { id: id.to_string() };
+        let request = pb::GetRequest {
+            id: id.to_string(),
+            consistency: None,
+        };
         let response = self.answer(self.memory.clone().get(request).await)?;
         read(missing(response.memory, "memory")?)
     }

@@ -87,8 +87,15 @@ impl MemoryService for MemoryApi {
         request: Request<pb::GetRequest>,
     ) -> Result<Response<pb::GetResponse>, Status> {
         let caller = principal(&self.node, &request)?;
-        let id: MemoryId = request.into_inner().id.parse().map_err(invalid)?;
-        let memory = self.node.get(id).await.map_err(from_node)?;
+        let request = request.into_inner();
+        let id: MemoryId = request.id.parse().map_err(invalid)?;
+        let consistency =
+            crate::convert::consistency(request.consistency.as_deref()).map_err(invalid)?;
+        let memory = self
+            .node
+            .get_with(id, consistency)
+            .await
+            .map_err(from_node)?;
         require_on_memory(&caller, Right::Read, &memory.bank, &id.to_string())?;
         Ok(Response::new(pb::GetResponse {
             memory: Some((&memory).into()),

@@ -200,6 +200,9 @@ pub async fn serve_with_options(
         }
         // Report NOT_SERVING before draining, so health-checking balancers stop sending new work.
         set_health(&reporter, false).await;
+        // Draining closes the port Raft traffic arrives on too: requests waiting for this node
+        // to catch up would wait in vain, so they fail now and the client retries elsewhere.
+        node.begin_shutdown();
         stop_tx.send_replace(true);
     };
     let (grpc_result, http_result, ()) = tokio::join!(grpc_task, http_task, control_task);

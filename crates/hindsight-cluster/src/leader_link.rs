@@ -88,15 +88,23 @@ impl LeaderLink for GrpcLeaderLink {
             );
             match client.read_index(request).await {
                 Ok(reply) => Ok(reply.into_inner().read_index),
-                // A read changes nothing, so any failure may be retried against the next leader.
-                Err(status) if not_taken(&status) || status.code() == tonic::Code::Unavailable => {
+                // A read changes nothing, so a failure may be retried against the next leader;
+                // only a refusal of the request itself is final.
+                Err(status)
+                    if !matches!(
+                        status.code(),
+                        tonic::Code::PermissionDenied
+                            | tonic::Code::Unauthenticated
+                            | tonic::Code::InvalidArgument
+                    ) =>
+                {
                     Err(StoreError::NotLeader {
                         leader_id: None,
                         leader_addr: None,
                     })
                 }
-                Err(status) => Err(StoreError::NoQuorum(format!(
-                    "the leader (node {leader} at {addr}) could not confirm a read: {}",
+                Err(status) => Err(StoreError::Internal(format!(
+                    "the leader (node {leader} at {addr}) refused a read confirmation: {}",
                     status.message()
                 ))),
             }

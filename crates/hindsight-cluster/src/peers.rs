@@ -30,6 +30,8 @@ pub struct PeersConfig {
     pub group_id: u64,
     pub secret: Option<String>,
     pub tls: Option<PeerTls>,
+    /// The local address connections leave from; `None` lets the OS choose.
+    pub source_ip: Option<std::net::IpAddr>,
 }
 
 /// Connections to peers by address, made on first use and reused; a channel reconnects by itself
@@ -80,6 +82,7 @@ impl Peers {
         };
         let mut endpoint = Endpoint::from_shared(format!("{scheme}://{addr}"))
             .map_err(|e| ClusterError::InvalidArgument(format!("peer address {addr:?}: {e}")))?
+            .local_address(self.config.source_ip)
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(10))

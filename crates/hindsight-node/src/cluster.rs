@@ -43,6 +43,7 @@ pub(crate) fn peers(config: &NodeConfig) -> Result<(Peers, TransportAuth), NodeE
             group_id: 0,
             secret,
             tls,
+            source_ip: config.cluster.source_ip.parse().ok(),
         }),
         auth,
     ))

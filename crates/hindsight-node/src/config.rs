@@ -70,6 +70,9 @@ pub struct ClusterSection {
     /// CA certificate (PEM) the peers' certificates chain to, when TLS is on; empty means
     /// `tls.client_ca_file`. This node presents `tls.cert_file` to its peers.
     pub ca_file: String,
+    /// The local IP node-to-node connections leave from; empty lets the OS choose. For hosts
+    /// with several addresses where peers (or firewalls) expect one.
+    pub source_ip: String,
 }
 
 impl Default for ClusterSection {
@@ -80,6 +83,7 @@ impl Default for ClusterSection {
             bootstrap: true,
             secret: String::new(),
             ca_file: String::new(),
+            source_ip: String::new(),
         }
     }
 }
@@ -452,6 +456,14 @@ impl NodeConfig {
         }
         if self.review.max_changed_per_cycle == 0 {
             return bad("review.max_changed_per_cycle must be positive".into());
+        }
+        if !self.cluster.source_ip.is_empty()
+            && self.cluster.source_ip.parse::<std::net::IpAddr>().is_err()
+        {
+            return bad(format!(
+                "cluster.source_ip {:?} is not an IP address",
+                self.cluster.source_ip
+            ));
         }
         for seed in self.cluster.seeds() {
             if seed

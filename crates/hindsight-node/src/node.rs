@@ -314,7 +314,25 @@ impl Node {
     }
 
     /// The record, unless it failed its integrity check (then withheld: see [`Node::trace`]).
+    /// Reads this node's copy as it is; [`Node::get_with`] can first catch up with the leader.
     pub async fn get(&self, id: MemoryId) -> Result<Memory, NodeError> {
+        self.get_with(id, Consistency::Eventual).await
+    }
+
+    /// [`Node::get`], linearizable when asked: on any node it then sees every write acknowledged
+    /// before the call.
+    pub async fn get_with(
+        &self,
+        id: MemoryId,
+        consistency: Consistency,
+    ) -> Result<Memory, NodeError> {
+        if consistency == Consistency::Linearizable {
+            self.inner
+                .store
+                .ensure_linearizable()
+                .await
+                .map_err(|e| NodeError::Unavailable(e.to_string()))?;
+        }
         let memory = self
             .reader()
             .memory(id)
@@ -633,6 +651,12 @@ impl Node {
     /// The node-to-node service (served on the gRPC port) and membership operations.
     pub fn cluster(&self) -> &RaftTransportService {
         &self.inner.cluster
+    }
+
+    /// Makes requests that wait for this node's replica to catch up fail at once: the node is
+    /// about to stop taking Raft traffic, so it would not catch up.
+    pub fn begin_shutdown(&self) {
+        self.inner.store.begin_shutdown();
     }
 
     /// Flushes access statistics, dumps indexes and stops the actors and Raft.

@@ -60,6 +60,8 @@ pub struct StoreHandle {
     state_db: Db,
     release: ReleaseWatch,
     link: Option<Arc<dyn LeaderLink>>,
+    /// Set once the node stops taking Raft traffic: waiting to catch up would be in vain.
+    stopping: tokio::sync::watch::Sender<bool>,
 }
 
 impl StoreHandle {
@@ -134,6 +136,7 @@ impl StoreHandle {
             state_db,
             release,
             link,
+            stopping: tokio::sync::watch::Sender::new(false),
         };
         if let Err(e) = handle.start().await {
             if let Err(stop) = handle.shutdown().await {
@@ -236,6 +239,9 @@ impl StoreHandle {
     /// read index and waits until it has applied that far; a follower without a link to its leader
     /// gets `NotLeader`.
     pub async fn ensure_linearizable(&self) -> Result<u64, StoreError> {
+        if *self.stopping.borrow() {
+            return Err(StoreError::ShuttingDown);
+        }
         let Some(link) = &self.link else {
             let read_log_id = self.raft.ensure_linearizable().await?;
             return Ok(read_log_id.map_or(0, |l| l.index));
@@ -262,8 +268,11 @@ impl StoreHandle {
                     self.wait_applied(index, deadline).await?;
                     return Ok(index);
                 }
-                Err(StoreError::NotLeader { .. }) if Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                // Leadership moved, or this leader lost its quorum: a read may wait for the next.
+                Err(StoreError::NotLeader { .. } | StoreError::NoQuorum(_))
+                    if Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
                 }
                 Err(e) => return Err(e),
             }
@@ -277,18 +286,23 @@ impl StoreHandle {
 
     async fn wait_applied(&self, index: u64, deadline: Instant) -> Result<(), StoreError> {
         let remaining = deadline.saturating_duration_since(Instant::now());
-        self.raft
-            .wait(Some(remaining.max(Duration::from_millis(1))))
-            .applied_index_at_least(Some(index), "read index")
-            .await
-            .map(|_| ())
-            .map_err(|e| {
-                wait_error(
-                    e,
-                    format!("this node to apply log index {index}"),
-                    remaining,
-                )
-            })
+        let mut stopping = self.stopping.subscribe();
+        let wait = self
+            .raft
+            .wait(Some(remaining.max(Duration::from_millis(1))));
+        let applied = wait.applied_index_at_least(Some(index), "read index");
+        tokio::select! {
+            result = applied => result.map(|_| ()).map_err(|e| {
+                wait_error(e, format!("this node to apply log index {index}"), remaining)
+            }),
+            _ = stopping.wait_for(|stopping| *stopping) => Err(StoreError::ShuttingDown),
+        }
+    }
+
+    /// Fails reads that wait for this replica to catch up, from now on: the node is about to stop
+    /// taking Raft traffic.
+    pub fn begin_shutdown(&self) {
+        self.stopping.send_replace(true);
     }
 
     /// Builds a snapshot of everything applied so far and waits for it (up to `snapshot_timeout`).

@@ -6,6 +6,7 @@ mod bank;
 mod memory;
 mod node;
 mod recall;
+pub(crate) use recall::consistency;
 pub(crate) mod reflect;
 pub(crate) mod retrieval;
 mod write;
@@ -300,6 +301,8 @@ mod tests {
         config.description = "team memory".into();
         config.working_ttl_secs = 3600;
         config.max_memories = 10_000;
+        config.max_bytes = 1 << 20;
+        config.require_corroboration = true;
         config.strategies = Some(hindsight_core::strategy::Strategies {
             temporal: hindsight_core::strategy::TemporalStrategy::PendingReview,
             dispute_factor: 0.5,
@@ -319,6 +322,8 @@ mod tests {
             weights: Some(Default::default()),
             max_memories: Some(50),
             strategies: Some(Default::default()),
+            require_corroboration: Some(true),
+            max_bytes: Some(65_536),
         };
         assert_eq!(
             BankPatch::try_from(pb::BankPatch::from(&patch)).unwrap(),

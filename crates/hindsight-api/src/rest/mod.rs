@@ -171,7 +171,9 @@ fn documented_routes() -> DocumentedRouter<Services> {
         .route(
             "get",
             "/v1/memories/{id}",
-            Operation::new(MEMORIES, "get", "One memory by id.").answer::<pb::GetResponse>(),
+            Operation::new(MEMORIES, "get", "One memory by id.")
+                .query::<GetQuery>()
+                .answer::<pb::GetResponse>(),
             get(get_memory),
         )
         .route(
@@ -518,12 +520,25 @@ async fn recall(
     answer(s.memory.recall(caller.request(body)).await)
 }
 
+/// `GET /v1/memories/{id}` options.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+struct GetQuery {
+    /// linearizable (the default) or eventual.
+    consistency: Option<String>,
+}
+
 async fn get_memory(
     State(s): State<Services>,
     caller: Caller,
     PathArgs(id): PathArgs<String>,
+    QueryArgs(query): QueryArgs<GetQuery>,
 ) -> Answer<pb::GetResponse> {
-    answer(s.memory.get(caller.request(pb::GetRequest { id })).await)
+    let request = pb::GetRequest {
+        id,
+        consistency: query.consistency,
+    };
+    answer(s.memory.get(caller.request(request)).await)
 }
 
 async fn trace(

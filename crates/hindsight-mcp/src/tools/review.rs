@@ -61,7 +61,10 @@ async fn conflict_with_contents(
     let mut out = Map::new();
     out.insert("conflict_id".into(), json!(conflict.id));
     for (side, id) in [("a", &conflict.a), ("b", &conflict.b)] {
-        let request = pb::GetRequest { id: id.clone() };
+        let request = pb::GetRequest {
+            id: id.clone(),
+            consistency: None,
+        };
         // A side that cannot be read (forgotten since) is shown by id alone.
         let content = backend
             .get(caller.key(), request)

@@ -1,0 +1,504 @@
+#!/usr/bin/env python3
+"""Fault injection against a real local Hindsight cluster.
+
+Starts N `hindsight serve` processes on loopback, drives concurrent writes and linearizable reads
+over HTTP while killing, restarting and partitioning nodes, then heals everything and checks that
+every acknowledged write is present exactly once on every node and that no read missed a write
+acknowledged before the read began.
+
+Partitions: each node serves on its own loopback address (127.0.0.1X) and sends its node-to-node
+traffic from it (cluster.source_ip), but advertises a TCP proxy on 127.0.0.1 to its peers. The
+proxy knows who is calling from the source address, so it can cut any pair of nodes in both
+directions while the clients (which connect directly) still reach every node — an isolated
+leader keeps answering clients, which is what a stale read would need.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import uuid
+
+BANK = "chaos"
+SECRET = "chaos-cluster-secret-0123456789abcdef"
+WORDS = (
+    "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lantern meadow "
+    "nectar orchid pepper quartz raven saffron tundra umber violet willow xenon yarrow zephyr "
+    "anchor beacon canyon dune estuary falcon glacier heron island jasper kestrel lagoon "
+    "marble nebula oasis prairie quill reef summit thistle upland valley walnut yucca zinnia"
+).split()
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Proxy:
+    """A TCP proxy in front of one node's gRPC port, for node-to-node traffic only."""
+
+    def __init__(self, target_node, target_addr, blocked):
+        self.target_node = target_node
+        self.target_addr = target_addr
+        self.blocked = blocked  # callable(origin, target) -> bool
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        self.connections = []  # (origin, client socket, upstream socket)
+        threading.Thread(target=self.accept_loop, daemon=True).start()
+
+    def accept_loop(self):
+        while True:
+            try:
+                client, (ip, _) = self.listener.accept()
+            except OSError:
+                return
+            origin = int(ip.rsplit(".", 1)[1]) - 10
+            if self.blocked(origin, self.target_node):
+                client.close()
+                continue
+            try:
+                upstream = socket.create_connection(self.target_addr, timeout=1)
+                upstream.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.connections.append((origin, client, upstream))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pump(source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        for s in (source, sink):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def cut(self):
+        """Closes the connections the current partition forbids."""
+        with self.lock:
+            keep = []
+            for origin, client, upstream in self.connections:
+                if self.blocked(origin, self.target_node) or client.fileno() < 0:
+                    for s in (client, upstream):
+                        try:
+                            s.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+                        s.close()
+                else:
+                    keep.append((origin, client, upstream))
+            self.connections = keep
+
+
+class Cluster:
+    def __init__(self, binary, n, root):
+        self.binary = binary
+        self.n = n
+        self.root = root
+        self.isolated = set()
+        self.procs = {}
+        self.nodes = {}
+        for i in range(1, n + 1):
+            ip = f"127.0.0.{10 + i}"
+            self.nodes[i] = {
+                "ip": ip,
+                "grpc": free_port(),
+                "http": free_port(),
+                "dir": os.path.join(root, f"n{i}"),
+                "log": os.path.join(root, f"n{i}.log"),
+            }
+        for i, node in self.nodes.items():
+            node["proxy"] = Proxy(i, (node["ip"], node["grpc"]), self.blocked)
+
+    def blocked(self, origin, target):
+        return origin != target and (origin in self.isolated or target in self.isolated)
+
+    def http_addr(self, i):
+        return (self.nodes[i]["ip"], self.nodes[i]["http"])
+
+    def start(self, i):
+        node = self.nodes[i]
+        seeds = ",".join(
+            f"127.0.0.1:{self.nodes[j]['proxy'].port}" for j in self.nodes if j != i
+        )
+        args = [
+            self.binary, "serve",
+            "--node-id", str(i),
+            "--data-dir", node["dir"],
+            "--grpc-addr", f"{node['ip']}:{node['grpc']}",
+            "--http-addr", f"{node['ip']}:{node['http']}",
+            "--advertise", f"127.0.0.1:{node['proxy'].port}",
+        ]
+        if i != 1:
+            args += ["--join", seeds]
+        env = dict(os.environ)
+        env.update({
+            "HINDSIGHT_EMBEDDING_PROVIDER": "hashing",
+            "HINDSIGHT_CLUSTER_SECRET": SECRET,
+            "HINDSIGHT_CLUSTER_SOURCE_IP": node["ip"],
+            "HINDSIGHT_REVIEW_INTERVAL_SECS": "0",
+            "RUST_LOG": env.get("RUST_LOG", "info"),
+        })
+        with open(node["log"], "ab") as out:
+            self.procs[i] = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+
+    def alive(self, i):
+        p = self.procs.get(i)
+        return p is not None and p.poll() is None
+
+    def kill(self, i, sig=signal.SIGKILL):
+        p = self.procs.get(i)
+        if p is None or p.poll() is not None:
+            return
+        p.send_signal(sig)
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+    def partition(self, isolated):
+        self.isolated = set(isolated)
+        for node in self.nodes.values():
+            node["proxy"].cut()
+
+    def status(self, i, timeout=1.0):
+        code, body = request(self.http_addr(i), "GET", "/v1/cluster", timeout=timeout)
+        return body if code == 200 else None
+
+    def leader(self):
+        """The leader a majority agrees on and that itself says it leads, else None."""
+        views = {}
+        for i in self.nodes:
+            if self.alive(i):
+                s = self.status(i, timeout=0.5)
+                if s:
+                    views[i] = s
+        votes = {}
+        for s in views.values():
+            if s.get("leader_id"):
+                votes[s["leader_id"]] = votes.get(s["leader_id"], 0) + 1
+        for leader, count in votes.items():
+            own = views.get(leader)
+            if count > self.n // 2 and own and own.get("state") == "Leader":
+                return leader
+        return None
+
+    def stop_all(self):
+        for i in list(self.procs):
+            self.kill(i, signal.SIGTERM)
+
+
+def request(addr, method, path, body=None, timeout=10.0):
+    conn = http.client.HTTPConnection(addr[0], addr[1], timeout=timeout)
+    try:
+        payload = json.dumps(body) if body is not None else None
+        headers = {"content-type": "application/json"} if body is not None else {}
+        conn.request(method, path, body=payload, headers=headers)
+        response = conn.getresponse()
+        data = response.read()
+        try:
+            parsed = json.loads(data) if data else None
+        except ValueError:
+            parsed = None
+        return response.status, parsed
+    except (OSError, http.client.HTTPException):
+        return None, None
+    finally:
+        conn.close()
+
+
+class Load:
+    def __init__(self, cluster, writers, readers):
+        self.cluster = cluster
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.acked = []  # (id, content, ack time)
+        self.write_failures = 0
+        self.failure_codes = {}
+        self.samples = []
+        self.reads = 0
+        self.read_failures = 0
+        self.stale = []
+        self.threads = [threading.Thread(target=self.writer, daemon=True) for _ in range(writers)]
+        self.threads += [threading.Thread(target=self.reader, daemon=True) for _ in range(readers)]
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=60)
+
+    def live_node(self):
+        live = [i for i in self.cluster.nodes if self.cluster.alive(i)]
+        return random.choice(live) if live else None
+
+    def writer(self):
+        rng = random.Random()
+        while not self.stop.is_set():
+            i = self.live_node()
+            if i is None:
+                time.sleep(0.1)
+                continue
+            content = f"record {uuid.uuid4().hex} " + " ".join(rng.sample(WORDS, 10))
+            code, body = request(
+                self.cluster.http_addr(i), "POST", f"/v1/banks/{BANK}/memories",
+                {"content": content}, timeout=15,
+            )
+            if code == 200 and body and body.get("disposition") == "created":
+                with self.lock:
+                    self.acked.append((body["id"], content, time.monotonic()))
+            else:
+                with self.lock:
+                    self.write_failures += 1
+                    self.failure_codes[code] = self.failure_codes.get(code, 0) + 1
+                time.sleep(0.05)
+
+    def reader(self):
+        while not self.stop.is_set():
+            with self.lock:
+                target = random.choice(self.acked) if self.acked else None
+            i = self.live_node()
+            if target is None or i is None:
+                time.sleep(0.05)
+                continue
+            memory_id, content, _ = target
+            code, body = request(self.cluster.http_addr(i), "GET", f"/v1/memories/{memory_id}", timeout=15)
+            with self.lock:
+                self.reads += 1
+                if code == 200:
+                    if body["memory"]["content"] != content:
+                        self.stale.append((i, memory_id, "different content"))
+                elif code == 404:
+                    # Acknowledged before this read began, yet not seen: a stale read.
+                    self.stale.append((i, memory_id, "not found"))
+                else:
+                    self.read_failures += 1
+                    key = f"read {code}"
+                    self.failure_codes[key] = self.failure_codes.get(key, 0) + 1
+                    if body and len(self.samples) < 200:
+                        self.samples.append((i, body.get("message", "")[:160]))
+            if code != 200:
+                time.sleep(0.05)
+
+
+class LeaderWatch:
+    """Sums the time no leader held a majority, sampled every 100 ms."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.leaderless_ms = 0.0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        last = time.monotonic()
+        while not self.stop.is_set():
+            has_leader = self.cluster.leader() is not None
+            now = time.monotonic()
+            if not has_leader:
+                self.leaderless_ms += (now - last) * 1000
+            last = now
+            time.sleep(0.1)
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    log(f"timed out waiting for {what}")
+    return False
+
+
+def all_memories(cluster, i):
+    contents = {}
+    after = None
+    while True:
+        query = {"limit": 1000}
+        if after:
+            query["after"] = after
+        code, body = request(
+            cluster.http_addr(i), "GET",
+            f"/v1/banks/{BANK}/memories?{urllib.parse.urlencode(query)}", timeout=30,
+        )
+        if code != 200:
+            raise RuntimeError(f"node {i} did not list its memories ({code}: {body})")
+        for m in body["memories"]:
+            contents.setdefault(m["content"], []).append(m["id"])
+        after = body.get("next")
+        if not after:
+            return contents
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=3)
+    parser.add_argument("--faults", type=int, default=10)
+    parser.add_argument("--duration", type=float, default=60, help="seconds of faults under load")
+    parser.add_argument("--bin", default=os.environ.get("HINDSIGHT_BIN", "target/release/hindsight"))
+    parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--readers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep the data directories and logs")
+    args = parser.parse_args()
+    if not os.access(args.bin, os.X_OK):
+        sys.exit(f"chaos: {args.bin} is not an executable; build it first (cargo build --release -p hindsight-cli)")
+    if args.nodes < 3:
+        sys.exit("chaos: --nodes must be at least 3 (a cluster that survives one failure)")
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    random.seed(seed)
+    root = tempfile.mkdtemp(prefix="hindsight-chaos-")
+    log(f"seed {seed}; data and logs in {root}")
+    cluster = Cluster(os.path.abspath(args.bin), args.nodes, root)
+    ok = False
+    try:
+        cluster.start(1)
+        def first_leads():
+            s = cluster.status(1)
+            return s is not None and s.get("state") == "Leader"
+        if not wait_for(first_leads, 60, "node 1 to lead"):
+            raise RuntimeError("node 1 did not start")
+        for i in range(2, args.nodes + 1):
+            cluster.start(i)
+        def all_voters():
+            s = cluster.status(1)
+            return s is not None and sum(1 for m in s["members"] if m["voter"]) == args.nodes
+        if not wait_for(all_voters, 120, "every node to join"):
+            raise RuntimeError("the cluster did not form")
+        code, body = request(cluster.http_addr(1), "POST", "/v1/banks", {"name": BANK})
+        if code != 200:
+            raise RuntimeError(f"could not create the bank: {code} {body}")
+        log(f"{args.nodes} nodes up; load and faults for {args.duration:.0f} s")
+
+        load = Load(cluster, args.writers, args.readers)
+        watch = LeaderWatch(cluster)
+        load.start()
+        watch.thread.start()
+        faults = 0
+        period = args.duration / max(args.faults, 1)
+        kinds = ["kill_leader", "kill_follower", "restart", "partition_leader", "partition_node"]
+        # The faults are paced over --duration; a cluster slow to recover may stretch the run, up
+        # to this bound.
+        give_up = time.monotonic() + 2 * args.duration + 120
+        while faults < args.faults and time.monotonic() < give_up:
+            kind = kinds[faults % len(kinds)] if faults < len(kinds) else random.choice(kinds)
+            leader = cluster.leader()
+            live = [i for i in cluster.nodes if cluster.alive(i)]
+            victim = leader if kind in ("kill_leader", "partition_leader") and leader else random.choice(live)
+            hold = period * random.uniform(0.4, 0.6)
+            log(f"fault {faults + 1}/{args.faults}: {kind} node {victim} (leader {leader}) for {hold:.1f} s")
+            if kind in ("kill_leader", "kill_follower"):
+                cluster.kill(victim)
+                time.sleep(hold)
+                cluster.start(victim)
+            elif kind == "restart":
+                started = time.monotonic()
+                cluster.kill(victim, signal.SIGTERM)
+                log(f"node {victim} stopped in {time.monotonic() - started:.1f} s")
+                cluster.start(victim)
+                time.sleep(hold)
+            else:
+                cluster.partition({victim})
+                time.sleep(hold)
+                cluster.partition(set())
+            faults += 1
+            # Let the cluster settle before the next fault, so one fault is in force at a time.
+            wait_for(lambda: cluster.leader() is not None, 30, "a leader")
+            time.sleep(max(period - hold, 0.2))
+
+        load.finish()
+        watch.stop.set()
+        watch.thread.join()
+        log("healing: every node up, no partition")
+        cluster.partition(set())
+        for i in cluster.nodes:
+            if not cluster.alive(i):
+                cluster.start(i)
+
+        def converged():
+            leader = cluster.leader()
+            if leader is None:
+                return False
+            s = cluster.status(leader)
+            if s is None:
+                return False
+            applied = {cluster.status(i)["applied_index"] if cluster.status(i) else None for i in cluster.nodes}
+            return len(applied) == 1 and None not in applied and s["last_log_index"] in applied
+        wait_for(converged, 120, "every node to apply the whole log")
+
+        acked = load.acked
+        lost = set()
+        duplicates = set()
+        for i in cluster.nodes:
+            contents = all_memories(cluster, i)
+            for memory_id, content, _ in acked:
+                ids = contents.get(content, [])
+                if memory_id not in ids:
+                    lost.add(memory_id)
+                if len(ids) > 1:
+                    duplicates.add(memory_id)
+        reasons = {}
+        for _, message in load.samples:
+            reasons[message] = reasons.get(message, 0) + 1
+        for message, count in sorted(reasons.items(), key=lambda kv: -kv[1])[:5]:
+            log(f"read refused {count}x: {message}")
+        for i, memory_id, why in load.stale[:10]:
+            log(f"stale read on node {i}: {memory_id} {why}")
+        log(
+            f"writes acked {len(acked)}, failed or unknown {load.write_failures}; "
+            f"reads {load.reads}, unavailable {load.read_failures}; failures by status {load.failure_codes}"
+        )
+        summary = (
+            f"chaos: nodes={args.nodes} faults={faults} acked={len(acked)} lost={len(lost)} "
+            f"duplicates={len(duplicates)} stale_reads={len(load.stale)} "
+            f"leaderless_ms={int(watch.leaderless_ms)}"
+        )
+        ok = not lost and not duplicates and not load.stale and len(acked) > 0
+        cluster.stop_all()
+        print(summary, flush=True)
+    finally:
+        cluster.stop_all()
+        if ok and not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+        elif not ok:
+            log(f"kept {root} for inspection")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
