@@ -325,6 +325,9 @@ impl RaftTransport for RaftTransportService {
             .propose(command)
             .await
             .map_err(ClusterError::from)?;
+        // Followers learn that an entry is committed from the next AppendEntries; the sender waits
+        // for its own replica to apply this one, so tell them now instead of at the next heartbeat.
+        let _ = self.inner.raft.trigger().heartbeat().await;
         let outcome = bincode::serialize(&proposed.outcome)
             .map_err(|e| Status::internal(format!("encoding an outcome: {e}")))?;
         Ok(Response::new(ProposeReply {
@@ -344,9 +347,14 @@ impl RaftTransport for RaftTransportService {
                 .await
                 .map_err(|_| Status::unavailable("no quorum confirmed the leadership in time"))?;
         match confirmed {
-            Ok(log_id) => Ok(Response::new(ReadIndexReply {
-                read_index: log_id.map_or(0, |l| l.index),
-            })),
+            Ok(log_id) => {
+                // The caller waits until its replica has applied this far; it learns what is
+                // committed from AppendEntries, so send them now rather than at the next heartbeat.
+                let _ = self.inner.raft.trigger().heartbeat().await;
+                Ok(Response::new(ReadIndexReply {
+                    read_index: log_id.map_or(0, |l| l.index),
+                }))
+            }
             Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(_))) => {
                 Err(ClusterError::NotLeader {
                     message: format!("node {} is not the leader", self.inner.node_id),

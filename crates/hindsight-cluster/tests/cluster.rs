@@ -1,0 +1,346 @@
+//! Nodes of one cluster in this process, each with its own store on disk and its own gRPC and
+//! HTTP servers on loopback: every node-to-node message crosses a real gRPC connection.
+//! `tests/chaos/run` does the same with separate processes, kill -9 and partitions.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hindsight_cluster::pb::raft_transport_client::RaftTransportClient;
+use hindsight_cluster::pb::{ClusterStatusRequest, RaftMessage};
+use hindsight_cluster::SECRET_HEADER;
+use hindsight_core::{BankName, Consistency, MemoryId, Provenance, SourceKind, WriteRequest};
+use hindsight_node::{BankPatch, EmbeddingProvider, Node, NodeConfig};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+const SECRET: &str = "cluster-test-secret-0123456789abcdef";
+const BANK: &str = "fleet";
+
+struct Member {
+    id: u64,
+    node: Node,
+    grpc: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<()>>,
+}
+
+impl Member {
+    /// Starts node `id` with its data under `root`; `join` names a member to join through.
+    async fn start(
+        root: &Path,
+        id: u64,
+        grpc: Option<SocketAddr>,
+        join: Option<SocketAddr>,
+    ) -> Member {
+        let grpc_listener =
+            TcpListener::bind(grpc.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap()))
+                .await
+                .unwrap();
+        let http_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let grpc = grpc_listener.local_addr().unwrap();
+        let mut config = NodeConfig::default();
+        config.node.id = id;
+        config.node.data_dir = root.join(format!("node-{id}"));
+        config.node.grpc_addr = grpc.to_string();
+        config.node.http_addr = http_listener.local_addr().unwrap().to_string();
+        config.embedding.provider = EmbeddingProvider::Hashing;
+        config.review.interval_secs = 0;
+        config.review.on_likely_conflict = false;
+        config.cluster.secret = SECRET.into();
+        if let Some(seed) = join {
+            config.cluster.join = seed.to_string();
+        }
+        let node = Node::start(config).await.expect("node starts");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = node.clone();
+        let server = tokio::spawn(async move {
+            let _ =
+                hindsight_api::serve_with_listeners(served, grpc_listener, http_listener, async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Member {
+            id,
+            node,
+            grpc,
+            stop: Some(stop),
+            server: Some(server),
+        }
+    }
+
+    /// Stops the servers and the node, as a SIGTERM would.
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+        self.node.shutdown().await;
+    }
+}
+
+fn bank() -> BankName {
+    BANK.parse().unwrap()
+}
+
+fn write(content: &str) -> WriteRequest {
+    WriteRequest::new(bank(), content, Provenance::from_source(SourceKind::User))
+}
+
+async fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn voters(member: &Member) -> Vec<u64> {
+    member
+        .node
+        .cluster_status()
+        .members
+        .iter()
+        .filter(|m| m.voter)
+        .map(|m| m.node_id)
+        .collect()
+}
+
+/// Three nodes: node 1 starts the cluster, 2 and 3 join through it.
+async fn three(root: &Path) -> Vec<Member> {
+    let first = Member::start(root, 1, None, None).await;
+    let seed = first.grpc;
+    let mut members = vec![first];
+    for id in [2, 3] {
+        members.push(Member::start(root, id, None, Some(seed)).await);
+    }
+    wait_until("three voters", Duration::from_secs(30), || {
+        voters(&members[0]).len() == 3
+    })
+    .await;
+    members[1]
+        .node
+        .create_bank(bank(), BankPatch::default())
+        .await
+        .expect("a follower creates the bank through the leader");
+    members
+}
+
+async fn write_distinct(node: &Node, n: usize, tag: &str) -> Vec<MemoryId> {
+    let mut ids = vec![];
+    for i in 0..n {
+        let content = format!(
+            "{tag} record {i}: the {} ledger of port {}",
+            ["amber", "cobalt", "ivory", "jade"][i % 4],
+            7000 + i * 13
+        );
+        let outcome = node
+            .write(write(&content))
+            .await
+            .expect("write acknowledged");
+        ids.push(outcome.id);
+    }
+    ids
+}
+
+async fn stop_all(members: Vec<Member>) {
+    for m in members {
+        m.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_acknowledged_by_one_node_is_read_on_every_other() {
+    let root = tempfile::tempdir().unwrap();
+    let members = three(root.path()).await;
+    // Written through a follower: the command is forwarded to the leader, never bounced.
+    let follower = members.iter().find(|m| !m.node.is_leader()).unwrap();
+    let ids = write_distinct(&follower.node, 5, "forwarded").await;
+    for reader in &members {
+        for id in &ids {
+            let memory = reader
+                .node
+                .get_with(*id, Consistency::Linearizable)
+                .await
+                .unwrap_or_else(|e| {
+                    panic!("node {} misses {id} right after its ack: {e}", reader.id)
+                });
+            assert!(memory.content.starts_with("forwarded record"));
+        }
+    }
+    let status = members[0].node.cluster_status();
+    let leader = status.leader_id.expect("a leader");
+    let leader_view = members
+        .iter()
+        .find(|m| m.id == leader)
+        .unwrap()
+        .node
+        .cluster_status();
+    assert_eq!(leader_view.members.len(), 3);
+    assert!(
+        leader_view.committed_index.is_some(),
+        "the leader knows the commit index"
+    );
+    stop_all(members).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_leader_stopping_elects_another_and_it_catches_up_after_restart() {
+    let root = tempfile::tempdir().unwrap();
+    let mut members = three(root.path()).await;
+    let before = write_distinct(&members[2].node, 10, "before").await;
+    let leader_id = members[0].node.cluster_status().leader_id.unwrap();
+    let index = members.iter().position(|m| m.id == leader_id).unwrap();
+    let old = members.remove(index);
+    let old_grpc = old.grpc;
+    old.stop().await;
+
+    let stopped_at = Instant::now();
+    wait_until("a new leader", Duration::from_secs(15), || {
+        members.iter().any(|m| m.node.is_leader())
+    })
+    .await;
+    let elected_in = stopped_at.elapsed();
+    assert!(
+        elected_in < Duration::from_secs(10),
+        "election took {elected_in:?}"
+    );
+    let during = write_distinct(&members[0].node, 10, "during").await;
+
+    // The old leader comes back on its data and address, and catches up as a follower.
+    let back = Member::start(root.path(), leader_id, Some(old_grpc), None).await;
+    for id in before.iter().chain(&during) {
+        let memory = back
+            .node
+            .get_with(*id, Consistency::Linearizable)
+            .await
+            .unwrap_or_else(|e| panic!("the restarted node misses {id}: {e}"));
+        assert_eq!(memory.id, *id);
+    }
+    members.push(back);
+    stop_all(members).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
+    let root = tempfile::tempdir().unwrap();
+    let mut members = three(root.path()).await;
+    let writer_node = members[1].node.clone();
+    let acked = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let (stop_writes, mut writes_stopped) = oneshot::channel::<()>();
+    let writer = {
+        let acked = acked.clone();
+        tokio::spawn(async move {
+            let mut i = 0usize;
+            loop {
+                if writes_stopped.try_recv().is_ok() {
+                    return;
+                }
+                let content = format!(
+                    "continuous record {i} about harbor {} and meadow {}",
+                    i * 7,
+                    i * 11
+                );
+                match writer_node.write(write(&content)).await {
+                    Ok(outcome) => acked.lock().push(outcome.id),
+                    Err(e) => eprintln!("write {i} failed: {e}"),
+                }
+                i += 1;
+            }
+        })
+    };
+
+    // Writes under way before the membership changes, during them and after.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let fourth = Member::start(root.path(), 4, None, Some(members[0].grpc)).await;
+    wait_until("node 4 to vote", Duration::from_secs(30), || {
+        voters(&fourth).contains(&4)
+    })
+    .await;
+    members.push(fourth);
+    // Node 1 leaves; the request goes through node 3, which hands it to the leader.
+    members[2]
+        .node
+        .remove_member(1)
+        .await
+        .expect("node 1 removed");
+    wait_until(
+        "node 1 gone from the membership",
+        Duration::from_secs(30),
+        || !voters(&members[2]).contains(&1),
+    )
+    .await;
+    // Writes go on for a while in the new configuration too.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let _ = stop_writes.send(());
+    writer.await.unwrap();
+    let acked = acked.lock().clone();
+    assert!(acked.len() > 5, "writes continued: {}", acked.len());
+
+    let removed = members.remove(0);
+    removed.stop().await;
+    assert_eq!(voters(&members[0]).len(), 3);
+    for member in &members {
+        for id in &acked {
+            member
+                .node
+                .get_with(*id, Consistency::Linearizable)
+                .await
+                .unwrap_or_else(|e| panic!("node {} misses acknowledged {id}: {e}", member.id));
+        }
+    }
+    stop_all(members).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn node_to_node_calls_need_the_secret_and_the_right_node_id() {
+    let root = tempfile::tempdir().unwrap();
+    let member = Member::start(root.path(), 1, None, None).await;
+    let mut client = RaftTransportClient::connect(format!("http://{}", member.grpc))
+        .await
+        .unwrap();
+
+    let refused = client.status(ClusterStatusRequest {}).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+
+    let mut wrong_node = tonic::Request::new(RaftMessage {
+        target_node: 9,
+        group_id: 0,
+        payload: vec![],
+    });
+    wrong_node
+        .metadata_mut()
+        .insert(SECRET_HEADER, SECRET.parse().unwrap());
+    let refused = client.append_entries(wrong_node).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::PermissionDenied);
+    assert!(
+        refused.message().contains("addressed to node 9"),
+        "{}",
+        refused.message()
+    );
+
+    let mut garbage = tonic::Request::new(RaftMessage {
+        target_node: 1,
+        group_id: 0,
+        payload: vec![1, 2, 3],
+    });
+    garbage
+        .metadata_mut()
+        .insert(SECRET_HEADER, SECRET.parse().unwrap());
+    let refused = client.vote(garbage).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+
+    // The node still leads its cluster of one and takes writes.
+    member
+        .node
+        .create_bank(bank(), BankPatch::default())
+        .await
+        .unwrap();
+    member.node.write(write("still serving")).await.unwrap();
+    member.stop().await;
+}
