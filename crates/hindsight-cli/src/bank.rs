@@ -248,6 +248,8 @@ fn patch(
         collapse_threshold: s.collapse_threshold,
         weights,
         max_memories: s.max_memories,
+        max_bytes: s.max_bytes,
+        require_corroboration: s.require_corroboration,
         strategies: if s.strategies.is_empty() {
             None
         } else {
@@ -337,6 +339,21 @@ fn bank_text(bank: &BankConfig, memory_count: Option<u64>) -> String {
             },
         ])
         .row([
+            "max_bytes",
+            &match bank.max_bytes {
+                0 => "no quota".to_string(),
+                n => format!("{n} bytes"),
+            },
+        ])
+        .row([
+            "require_corroboration",
+            if bank.require_corroboration {
+                "yes: uncorroborated low-trust memories are not recalled"
+            } else {
+                "no: they are recalled, flagged uncorroborated"
+            },
+        ])
+        .row([
             "strategies",
             &bank.strategies.as_ref().map_or_else(
                 || "node defaults".to_string(),
@@ -354,4 +371,42 @@ fn bank_text(bank: &BankConfig, memory_count: Option<u64>) -> String {
         t.row(["memories", &count.to_string()]);
     }
     t.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn quota_and_corroboration_flags_reach_the_patch() {
+        let cli = Cli::try_parse_from([
+            "hindsight",
+            "bank",
+            "update",
+            "acme/agent-7",
+            "--max-bytes",
+            "1048576",
+            "--require-corroboration",
+            "true",
+        ])
+        .unwrap();
+        let Command::Bank(BankCommand::Update(args)) = cli.command else {
+            panic!("not a bank update")
+        };
+        let patch = patch(&args.settings, None, None).unwrap();
+        assert_eq!(patch.max_bytes, Some(1_048_576));
+        assert_eq!(patch.require_corroboration, Some(true));
+        assert_eq!(patch.max_memories, None);
+
+        let mut bank = BankConfig::new("acme/agent-7".parse().unwrap(), Default::default());
+        bank.max_bytes = 2048;
+        bank.require_corroboration = true;
+        let text = bank_text(&bank, None);
+        assert!(text.contains("2048 bytes"), "{text}");
+        assert!(text.contains("not recalled"), "{text}");
+        assert_eq!(json::bank(&bank)["max_bytes"], 2048);
+    }
 }

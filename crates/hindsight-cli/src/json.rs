@@ -288,6 +288,8 @@ pub fn bank(b: &BankConfig) -> Value {
         "working_ttl_seconds": b.working_ttl_secs,
         "collapse_threshold": num(b.collapse_threshold),
         "max_memories": b.max_memories,
+        "max_bytes": b.max_bytes,
+        "require_corroboration": b.require_corroboration,
         "strategies": b.strategies,
     })
 }

@@ -19,6 +19,11 @@ impl BankName {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// A name read back from storage, taken as it was written (as a derived `Deserialize` would).
+    pub(crate) fn stored(name: String) -> Self {
+        BankName(name)
+    }
 }
 
 impl FromStr for BankName {
@@ -118,7 +123,10 @@ impl Default for ScoringWeights {
 
 /// Per-bank settings. Everything a bank does differently from the node defaults lives here so that it
 /// replicates with the bank.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Stored and replicated with a versioned binary layout (see `bank_codec`): settings added after
+/// the first release do not change how older log entries and records read.
+#[derive(Clone, Debug, PartialEq)]
 pub struct BankConfig {
     pub name: BankName,
     pub description: String,
@@ -137,6 +145,13 @@ pub struct BankConfig {
     pub max_memories: u64,
     /// Conflict strategies for this bank; `None` follows the node's `[review.strategies]`.
     pub strategies: Option<Strategies>,
+    /// Recall leaves out memories from low-trust sources that no other write corroborates, instead
+    /// of returning them flagged `uncorroborated`. They stay stored, in trace and in the listing.
+    pub require_corroboration: bool,
+    /// Content bytes the bank may hold (see
+    /// [`Memory::quota_bytes`](crate::memory::Memory::quota_bytes)); a write that would pass it
+    /// is refused. 0: no quota.
+    pub max_bytes: u64,
 }
 
 impl BankConfig {
@@ -153,6 +168,8 @@ impl BankConfig {
             collapse_threshold: 0.97,
             max_memories: 0,
             strategies: None,
+            require_corroboration: false,
+            max_bytes: 0,
         }
     }
 

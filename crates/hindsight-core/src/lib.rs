@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod bank;
+mod bank_codec;
 pub mod command;
 pub mod error;
 pub mod history;

@@ -257,6 +257,18 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// What the record counts against its bank's byte quota: the UTF-8 length of its content
+    /// while it is live or held in quarantine (a quarantined record may be released, and a flood
+    /// of flagged writes must not fill a bank unnoticed); nothing once it is superseded,
+    /// falsified, expired, archived or deleted.
+    pub fn quota_bytes(&self) -> u64 {
+        if !self.status.hidden_by_default() || matches!(self.status, Status::Quarantined { .. }) {
+            self.content.len() as u64
+        } else {
+            0
+        }
+    }
+
     /// The status the record had at event time `t`, or `None` if it was not yet valid then.
     pub fn status_as_of(&self, t: Timestamp) -> Option<Status> {
         if t < self.valid_from {

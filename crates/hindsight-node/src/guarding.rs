@@ -12,6 +12,12 @@ pub const SENSITIVE: &str = "sensitive";
 /// flags such a memory `uncorroborated` until another write restates it.
 pub const UNTRUSTED: &str = "untrusted_source";
 
+/// A memory from an untrusted source that no other write has restated yet: recall flags it
+/// `uncorroborated`, or leaves it out in a bank that requires corroboration.
+pub fn is_uncorroborated(memory: &Memory) -> bool {
+    memory.support.count <= 1 && memory.metadata.contains_key(UNTRUSTED)
+}
+
 /// Screens `memory` before it is stored. Returns the quarantine reason when the write is held.
 ///
 /// `confidence_given`: the writer chose a confidence, which the trust tier must not override.

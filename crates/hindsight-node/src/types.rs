@@ -57,6 +57,8 @@ pub struct BankPatch {
     pub max_memories: Option<u64>,
     /// Replaces the bank's strategies as a whole.
     pub strategies: Option<Strategies>,
+    pub require_corroboration: Option<bool>,
+    pub max_bytes: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -21,6 +21,8 @@ impl From<&BankConfig> for pb::Bank {
             collapse_threshold: b.collapse_threshold,
             max_memories: b.max_memories,
             strategies: b.strategies.as_ref().map(pb::ReviewStrategies::from),
+            require_corroboration: b.require_corroboration,
+            max_bytes: b.max_bytes,
         }
     }
 }
@@ -41,6 +43,8 @@ impl TryFrom<pb::Bank> for BankConfig {
             collapse_threshold: b.collapse_threshold,
             max_memories: b.max_memories,
             strategies: b.strategies.map(Strategies::try_from).transpose()?,
+            require_corroboration: b.require_corroboration,
+            max_bytes: b.max_bytes,
         })
     }
 }
@@ -109,6 +113,8 @@ impl TryFrom<pb::BankPatch> for BankPatch {
             weights: p.weights.map(ScoringWeights::from),
             max_memories: p.max_memories,
             strategies: p.strategies.map(Strategies::try_from).transpose()?,
+            require_corroboration: p.require_corroboration,
+            max_bytes: p.max_bytes,
         })
     }
 }
@@ -124,6 +130,8 @@ impl From<&BankPatch> for pb::BankPatch {
             weights: p.weights.as_ref().map(pb::ScoringWeights::from),
             max_memories: p.max_memories,
             strategies: p.strategies.as_ref().map(pb::ReviewStrategies::from),
+            require_corroboration: p.require_corroboration,
+            max_bytes: p.max_bytes,
         }
     }
 }

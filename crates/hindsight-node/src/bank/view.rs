@@ -1,4 +1,5 @@
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use hindsight_core::{BankConfig, BankName, Memory, MemoryId};
@@ -13,6 +14,9 @@ pub struct BankView {
     pub index: BankIndex,
     records: RwLock<HashMap<MemoryId, Arc<Memory>>>,
     config: RwLock<BankConfig>,
+    /// The sum of the records' [`Memory::quota_bytes`], kept with every put and remove so that a
+    /// write checks the byte quota without walking the bank.
+    held_bytes: AtomicU64,
     /// The last log index whose effects on this bank are visible here.
     indexed: watch::Sender<u64>,
 }
@@ -24,6 +28,7 @@ impl BankView {
             index,
             records: RwLock::new(HashMap::new()),
             config: RwLock::new(config),
+            held_bytes: AtomicU64::new(0),
             indexed: watch::Sender::new(applied_index),
         }
     }
@@ -44,6 +49,11 @@ impl BankView {
         self.records.read().len()
     }
 
+    /// Content bytes the bank's records count against its byte quota.
+    pub fn held_bytes(&self) -> u64 {
+        self.held_bytes.load(Ordering::Acquire)
+    }
+
     /// Runs `f` with a consistent view of the records (one read lock for the whole search).
     pub fn with_records<R>(&self, f: impl FnOnce(&HashMap<MemoryId, Arc<Memory>>) -> R) -> R {
         f(&self.records.read())
@@ -59,17 +69,31 @@ impl BankView {
             }
         }
         let mut records = self.records.write();
-        match records.get(&memory.id) {
-            Some(existing) if existing.version > memory.version => {}
-            _ => {
-                records.insert(memory.id, Arc::new(memory));
-            }
-        }
+        let before = match records.get(&memory.id) {
+            Some(existing) if existing.version > memory.version => return,
+            Some(existing) => existing.quota_bytes(),
+            None => 0,
+        };
+        // Updated under the records' write lock, so the total always matches the records.
+        self.adjust_held(before, memory.quota_bytes());
+        records.insert(memory.id, Arc::new(memory));
     }
 
     pub fn remove(&self, id: MemoryId) {
-        self.records.write().remove(&id);
+        let mut records = self.records.write();
+        if let Some(gone) = records.remove(&id) {
+            self.adjust_held(gone.quota_bytes(), 0);
+        }
+        drop(records);
         self.index.remove(id.0);
+    }
+
+    fn adjust_held(&self, before: u64, after: u64) {
+        if after >= before {
+            self.held_bytes.fetch_add(after - before, Ordering::AcqRel);
+        } else {
+            self.held_bytes.fetch_sub(before - after, Ordering::AcqRel);
+        }
     }
 
     pub fn indexed_through(&self) -> u64 {
