@@ -419,7 +419,10 @@ def main():
             kind = kinds[faults % len(kinds)] if faults < len(kinds) else random.choice(kinds)
             leader = cluster.leader()
             live = [i for i in cluster.nodes if cluster.alive(i)]
-            victim = leader if kind in ("kill_leader", "partition_leader") and leader else random.choice(live)
+            followers = [i for i in live if i != leader] or live
+            victim = leader if kind in ("kill_leader", "partition_leader") and leader else random.choice(
+                followers if kind in ("kill_follower", "partition_node") else live
+            )
             hold = period * random.uniform(0.4, 0.6)
             log(f"fault {faults + 1}/{args.faults}: {kind} node {victim} (leader {leader}) for {hold:.1f} s")
             if kind in ("kill_leader", "kill_follower"):
