@@ -154,6 +154,15 @@ pub fn purge_due(
     due
 }
 
+/// A bank's quotas; 0: none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Quota {
+    /// Live memories.
+    pub memories: u64,
+    /// Content bytes of live and quarantined memories ([`Memory::quota_bytes`]).
+    pub bytes: u64,
+}
+
 /// How full a bank is against its quota (0 when it has none).
 pub fn capacity_used(live: usize, max_memories: u64) -> f64 {
     if max_memories == 0 {
@@ -163,23 +172,83 @@ pub fn capacity_used(live: usize, max_memories: u64) -> f64 {
     }
 }
 
-/// When a bank holds more live memories than `max_memories`, the least useful ones beyond the
-/// quota are archived: critical memories last, then lowest confidence, then least recently used.
-/// Memories this cycle already decided on are left out.
-pub fn evictions(
+/// The review's look at a bank's size: how full it is against each quota (gauges for alerting,
+/// and a warning from [`CAPACITY_WARNING_RATIO`] on), and the [`evictions`] of a bank over one.
+pub fn capacity(
+    bank: &BankName,
     records: &HashMap<MemoryId, Arc<Memory>>,
-    max_memories: u64,
+    quota: Quota,
     decided: &BTreeSet<MemoryId>,
 ) -> Vec<Decision> {
-    if max_memories == 0 {
+    let live = records
+        .values()
+        .filter(|m| !m.status.hidden_by_default())
+        .count();
+    let used = capacity_used(live, quota.memories);
+    if quota.memories > 0 {
+        // Watched by alerting before eviction starts archiving the bank's weakest memories.
+        metrics::gauge!("hindsight_bank_quota_used_ratio", "bank" => bank.to_string()).set(used);
+    }
+    if used >= CAPACITY_WARNING_RATIO {
+        metrics::counter!("hindsight_bank_quota_warnings_total", "bank" => bank.to_string())
+            .increment(1);
+        tracing::warn!(
+            %bank, live, max_memories = quota.memories,
+            "bank at {:.0} % of its memory quota", used * 100.0
+        );
+    }
+    if quota.bytes > 0 {
+        let held = held_bytes(records);
+        let used = held as f64 / quota.bytes as f64;
+        // Writes past the byte quota are refused, so a full bank shows here before its writers
+        // start failing.
+        metrics::gauge!("hindsight_bank_byte_quota_used_ratio", "bank" => bank.to_string())
+            .set(used);
+        if used >= CAPACITY_WARNING_RATIO {
+            metrics::counter!("hindsight_bank_byte_quota_warnings_total", "bank" => bank.to_string())
+                .increment(1);
+            tracing::warn!(
+                %bank, held, max_bytes = quota.bytes,
+                "bank at {:.0} % of its byte quota", used * 100.0
+            );
+        }
+    }
+    evictions(records, quota, decided)
+}
+
+fn held_bytes(records: &HashMap<MemoryId, Arc<Memory>>) -> u64 {
+    records.values().map(|m| m.quota_bytes()).sum()
+}
+
+/// When a bank holds more live memories than its quota, or more content bytes than its byte
+/// quota (which writes keep to, unless the quota was lowered or a quarantined memory released),
+/// the least useful live memories are archived until it fits: critical memories last, then
+/// lowest confidence, then least recently used. Memories this cycle already decided on are left
+/// out; quarantined ones stay held.
+pub fn evictions(
+    records: &HashMap<MemoryId, Arc<Memory>>,
+    quota: Quota,
+    decided: &BTreeSet<MemoryId>,
+) -> Vec<Decision> {
+    if quota.memories == 0 && quota.bytes == 0 {
         return vec![];
     }
     let mut live: Vec<&Arc<Memory>> = records
         .values()
         .filter(|m| !m.status.hidden_by_default())
         .collect();
-    let excess = live.len().saturating_sub(max_memories as usize);
-    if excess == 0 {
+    let excess = if quota.memories > 0 {
+        live.len().saturating_sub(quota.memories as usize)
+    } else {
+        0
+    };
+    let held = held_bytes(records);
+    let byte_excess = if quota.bytes > 0 {
+        held.saturating_sub(quota.bytes)
+    } else {
+        0
+    };
+    if excess == 0 && byte_excess == 0 {
         return vec![];
     }
     live.retain(|m| !decided.contains(&m.id));
@@ -195,19 +264,38 @@ pub fn evictions(
         .values()
         .filter(|m| !m.status.hidden_by_default())
         .count();
-    live.into_iter()
-        .take(excess)
-        .map(|m| Decision {
+    let mut over = vec![];
+    if excess > 0 {
+        over.push(format!(
+            "bank holds {total} live memories, over its quota of {}",
+            quota.memories
+        ));
+    }
+    if byte_excess > 0 {
+        over.push(format!(
+            "bank holds {held} bytes of memory content, over its byte quota of {}",
+            quota.bytes
+        ));
+    }
+    let over = over.join(" and ");
+    let mut freed = 0u64;
+    let mut out = vec![];
+    for m in live {
+        if out.len() >= excess && freed >= byte_excess {
+            break;
+        }
+        freed += m.quota_bytes();
+        out.push(Decision {
             action: Action::Archive(MemoryUpdate::of(m.id).status(Status::Archived)),
             judge: CAPACITY.to_string(),
             reason: format!(
-                "bank holds {total} live memories, over its quota of {max_memories}; \
-                 confidence {:.2}, last used {}",
+                "{over}; confidence {:.2}, last used {}",
                 m.confidence,
                 last_used(m)
             ),
-        })
-        .collect()
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -239,14 +327,54 @@ mod tests {
             record(3, 0.3, false),
             record(4, 0.5, false),
         ]);
-        let archived: Vec<MemoryId> = evictions(&records, 2, &BTreeSet::new())
+        let count = |memories| Quota { memories, bytes: 0 };
+        let archived: Vec<MemoryId> = evictions(&records, count(2), &BTreeSet::new())
             .iter()
             .flat_map(|d| d.memories())
             .collect();
         assert_eq!(archived, vec![MemoryId(3), MemoryId(4)]);
-        assert!(evictions(&records, 4, &BTreeSet::new()).is_empty());
-        assert!(evictions(&records, 0, &BTreeSet::new()).is_empty());
+        assert!(evictions(&records, count(4), &BTreeSet::new()).is_empty());
+        assert!(evictions(&records, Quota::default(), &BTreeSet::new()).is_empty());
         assert!((capacity_used(4, 4) - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_bank_over_its_byte_quota_archives_the_least_useful_until_it_fits() {
+        // "memory N" is 8 bytes each: 32 held.
+        let mut held = (*record(5, 0.1, false)).clone();
+        held.status = Status::Quarantined {
+            reason: "instruction aimed at the agent".into(),
+        };
+        let records = table(vec![
+            record(1, 0.2, true),
+            record(2, 0.9, false),
+            record(3, 0.3, false),
+            record(4, 0.5, false),
+            Arc::new(held),
+        ]);
+        let bytes = |bytes| Quota { memories: 0, bytes };
+        // 40 held with the quarantined one; a quota of 25 needs 15 freed: two live memories.
+        let decisions = evictions(&records, bytes(25), &BTreeSet::new());
+        let archived: Vec<MemoryId> = decisions.iter().flat_map(|d| d.memories()).collect();
+        assert_eq!(archived, vec![MemoryId(3), MemoryId(4)]);
+        assert!(
+            decisions[0]
+                .reason
+                .starts_with("bank holds 40 bytes of memory content, over its byte quota of 25"),
+            "{}",
+            decisions[0].reason
+        );
+        assert!(evictions(&records, bytes(40), &BTreeSet::new()).is_empty());
+        // Both quotas: enough goes for each.
+        let both = Quota {
+            memories: 3,
+            bytes: 39,
+        };
+        let archived: Vec<MemoryId> = evictions(&records, both, &BTreeSet::new())
+            .iter()
+            .flat_map(|d| d.memories())
+            .collect();
+        assert_eq!(archived, vec![MemoryId(3)]);
     }
 
     #[test]

@@ -122,6 +122,13 @@ struct Plan {
     user_voice_vector: Option<Vec<f32>>,
 }
 
+/// A bank's settings that decide whether recall may return a record.
+#[derive(Clone, Copy)]
+struct Visibility {
+    min_confidence: f32,
+    require_corroboration: bool,
+}
+
 struct Candidate {
     /// Position of the candidate's bank in the request's views.
     bank: usize,
@@ -142,20 +149,19 @@ impl Plan {
         // One copy of each bank's settings per request, not one per candidate.
         let configs: Vec<BankConfig> = views.iter().map(|v| v.config()).collect();
         for (bank, (view, config)) in views.iter().zip(&configs).enumerate() {
-            let min_confidence =
-                self.request
-                    .filters
-                    .min_confidence
-                    .unwrap_or(if self.request.include_history {
+            let rules = Visibility {
+                min_confidence: self.request.filters.min_confidence.unwrap_or(
+                    if self.request.include_history {
                         0.0
                     } else {
                         config.min_confidence
-                    });
+                    },
+                ),
+                require_corroboration: config.require_corroboration,
+            };
             view.with_records(|records| {
-                let visible = |id: u128| -> bool {
-                    self.stand_in(records, MemoryId(id), min_confidence)
-                        .is_some()
-                };
+                let visible =
+                    |id: u128| -> bool { self.stand_in(records, MemoryId(id), rules).is_some() };
                 let semantic = telemetry::recall_arm(ARM_SEMANTIC, || {
                     self.semantic_hits(view, records, depth, &visible)
                 });
@@ -242,8 +248,7 @@ impl Plan {
                     // A record and the rewordings merged into it share one share per arm.
                     let mut credited = std::collections::HashSet::new();
                     for (rank, (id, score, quality)) in ranked.into_iter().enumerate() {
-                        let Some((memory, status)) =
-                            self.stand_in(records, MemoryId(id), min_confidence)
+                        let Some((memory, status)) = self.stand_in(records, MemoryId(id), rules)
                         else {
                             continue;
                         };
@@ -453,11 +458,11 @@ impl Plan {
         &self,
         records: &'r HashMap<MemoryId, Arc<Memory>>,
         id: MemoryId,
-        min_confidence: f32,
+        rules: Visibility,
     ) -> Option<(&'r Arc<Memory>, Status)> {
         let mut current = records.get(&id)?;
         for _ in 0..4 {
-            if let Some(status) = self.status_if_visible(current, min_confidence) {
+            if let Some(status) = self.status_if_visible(current, rules) {
                 return Some((current, status));
             }
             let status = match self.request.as_of {
@@ -473,7 +478,7 @@ impl Plan {
     }
 
     /// The status recall reports for `memory`, or `None` when the memory is left out.
-    fn status_if_visible(&self, memory: &Memory, min_confidence: f32) -> Option<Status> {
+    fn status_if_visible(&self, memory: &Memory, rules: Visibility) -> Option<Status> {
         let status = match self.request.as_of {
             Some(t) => memory.status_as_of(t)?,
             None if memory.is_expired_at(self.now) => Status::Expired,
@@ -486,7 +491,12 @@ impl Plan {
         if status.hidden_by_default() && !self.request.include_history && !archived_asked {
             return None;
         }
-        if self.confidence_of(memory) < min_confidence && !archived_asked {
+        if self.confidence_of(memory) < rules.min_confidence && !archived_asked {
+            return None;
+        }
+        // Not even with history: a bank that requires corroboration never lets recall put an
+        // unconfirmed low-trust claim in front of an agent. Trace and the listing still show it.
+        if rules.require_corroboration && crate::guarding::is_uncorroborated(memory) {
             return None;
         }
         let filters = &self.request.filters;
@@ -556,11 +566,7 @@ fn flags(candidate: &Candidate) -> Vec<String> {
     }
     if candidate.memory.support.count > 1 {
         flags.push(format!("support:{}", candidate.memory.support.count));
-    } else if candidate
-        .memory
-        .metadata
-        .contains_key(crate::guarding::UNTRUSTED)
-    {
+    } else if crate::guarding::is_uncorroborated(&candidate.memory) {
         flags.push("uncorroborated".to_string());
     }
     flags

@@ -341,27 +341,14 @@ fn plan_cycle(
     let (distilled, created) =
         maintenance::distillation(&changed, &records, &hood, &settings.distill, now);
     decisions.extend(distilled);
-    let live = records
-        .values()
-        .filter(|m| !m.status.hidden_by_default())
-        .count();
-    let used = maintenance::capacity_used(live, max_memories);
-    if max_memories > 0 {
-        // Watched by alerting before eviction starts archiving the bank's weakest memories.
-        metrics::gauge!("hindsight_bank_quota_used_ratio", "bank" => view.name.to_string())
-            .set(used);
-    }
-    if used >= maintenance::CAPACITY_WARNING_RATIO {
-        metrics::counter!("hindsight_bank_quota_warnings_total", "bank" => view.name.to_string())
-            .increment(1);
-        tracing::warn!(
-            bank = %view.name, live, max_memories,
-            "bank at {:.0} % of its memory quota", used * 100.0
-        );
-    }
-    decisions.extend(maintenance::evictions(
+    let quota = maintenance::Quota {
+        memories: max_memories,
+        bytes: view.config().max_bytes,
+    };
+    decisions.extend(maintenance::capacity(
+        &view.name,
         &records,
-        max_memories,
+        quota,
         &decided_ids(&decisions),
     ));
     let purged = maintenance::purge_due(&records, as_of, settings.archive_retention_days);

@@ -1,6 +1,6 @@
 //! The write path: validate, embed, find duplicates, propose one log entry, wait until searchable.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use hindsight_core::command::{Command, CommandOutcome, WriteItem, WriteResult};
@@ -17,6 +17,7 @@ use crate::embedding;
 use crate::error::NodeError;
 use crate::guarding;
 use crate::node::Node;
+use crate::quota::{Demand, Reservation};
 
 struct Planned {
     memory: Memory,
@@ -158,6 +159,17 @@ pub async fn write_batch(
             lands_in,
         });
     }
+    // Held until the write is in the banks' views (or failed), so that concurrent writes see it.
+    let _reservation = match admit_bytes(node, &banks, &items) {
+        Ok(reservation) => reservation,
+        Err(e) => {
+            let mut pending = node.context().pending_vectors.lock();
+            for p in &planned {
+                pending.remove(&p.memory.id);
+            }
+            return Err(e);
+        }
+    };
     commands.push(Command::Write { items });
     let command = if commands.len() == 1 {
         commands.pop().expect("one command")
@@ -224,6 +236,34 @@ pub async fn write_batch(
     }
     crate::telemetry::writes(&outcomes);
     Ok(outcomes)
+}
+
+/// Checks the write against its banks' byte quotas. Only records the write creates count: a
+/// merge adds support to a memory, not content.
+fn admit_bytes(
+    node: &Node,
+    banks: &HashMap<BankName, (BankConfig, Option<Arc<BankView>>)>,
+    items: &[WriteItem],
+) -> Result<Reservation, NodeError> {
+    let mut adds: BTreeMap<&BankName, u64> = BTreeMap::new();
+    for item in items {
+        if let WriteItem::Create { memory } = item {
+            *adds.entry(&memory.bank).or_default() += memory.quota_bytes();
+        }
+    }
+    let demands: Vec<Demand<'_>> = adds
+        .into_iter()
+        .map(|(bank, adds)| {
+            let (config, view) = &banks[bank];
+            Demand {
+                bank,
+                max_bytes: config.max_bytes,
+                held: view.as_ref().map_or(0, |v| v.held_bytes()),
+                adds,
+            }
+        })
+        .collect();
+    node.reservations().admit(&demands)
 }
 
 fn written_results(outcome: CommandOutcome) -> Result<Vec<WriteResult>, NodeError> {
