@@ -9,6 +9,7 @@ use crate::access::{principal, require, require_on_memory};
 use crate::convert::opt_time;
 use crate::convert::retrieval::recall_id;
 use crate::pb;
+use crate::pb::memory_service_client::MemoryServiceClient;
 use crate::pb::memory_service_server::MemoryService;
 use crate::status::{from_node, invalid, parse};
 
@@ -141,6 +142,31 @@ impl MemoryService for MemoryApi {
         request: Request<pb::ReviewRequest>,
     ) -> Result<Response<pb::ReviewResponse>, Status> {
         let caller = principal(&self.node, &request)?;
+        // Reviewers run on the leader, where the scheduled cycles run too: two reviewers of one
+        // bank could each judge the same pair. A follower hands the request over, credentials and
+        // all; the leader checks them again.
+        if let Some((leader, channel)) = self
+            .node
+            .cluster()
+            .leader_channel()
+            .map_err(|e| from_node(e.into()))?
+        {
+            let mut forwarded = tonic::Request::new(request.get_ref().clone());
+            if let Some(key) = request.metadata().get("authorization") {
+                forwarded
+                    .metadata_mut()
+                    .insert("authorization", key.clone());
+            }
+            return MemoryServiceClient::new(channel)
+                .review(forwarded)
+                .await
+                .map_err(|status| {
+                    Status::new(
+                        status.code(),
+                        format!("review on the leader (node {leader}): {}", status.message()),
+                    )
+                });
+        }
         let request = request.into_inner();
         let bank: BankName = request.bank.parse().map_err(invalid)?;
         require(&caller, Right::Write, &bank)?;

@@ -54,16 +54,21 @@ impl Peers {
         self.config.group_id
     }
 
-    pub(crate) fn client(&self, addr: &str) -> Result<RaftTransportClient<Channel>, ClusterError> {
+    /// The (lazily connected, shared) channel to the peer at `addr`, with this node's TLS setup.
+    pub fn channel(&self, addr: &str) -> Result<Channel, ClusterError> {
         let mut channels = self.channels.lock();
-        let channel = match channels.get(addr) {
+        Ok(match channels.get(addr) {
             Some(channel) => channel.clone(),
             None => {
                 let channel = self.connect(addr)?;
                 channels.insert(addr.to_string(), channel.clone());
                 channel
             }
-        };
+        })
+    }
+
+    pub(crate) fn client(&self, addr: &str) -> Result<RaftTransportClient<Channel>, ClusterError> {
+        let channel = self.channel(addr)?;
         Ok(RaftTransportClient::new(channel)
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES))

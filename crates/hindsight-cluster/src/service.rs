@@ -183,6 +183,24 @@ impl RaftTransportService {
         }
     }
 
+    /// A channel to the leader's gRPC port, or `None` when this node leads. For requests that
+    /// must run on the leader, such as a review cycle.
+    pub fn leader_channel(&self) -> Result<Option<(u64, tonic::transport::Channel)>, ClusterError> {
+        match self.leader()? {
+            Leader::This => Ok(None),
+            Leader::Other(addr) => {
+                let id = self
+                    .inner
+                    .raft
+                    .metrics()
+                    .borrow()
+                    .current_leader
+                    .unwrap_or_default();
+                Ok(Some((id, self.inner.peers.channel(&addr)?)))
+            }
+        }
+    }
+
     fn leader(&self) -> Result<Leader, ClusterError> {
         let metrics = self.inner.raft.metrics().borrow().clone();
         match metrics.current_leader {

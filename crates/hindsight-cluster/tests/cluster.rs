@@ -173,6 +173,19 @@ async fn a_write_acknowledged_by_one_node_is_read_on_every_other() {
             assert!(memory.content.starts_with("forwarded record"));
         }
     }
+    // A review asked of a follower runs on the leader, which alone reviews the bank.
+    let client = hindsight_api::HindsightClient::connect(&follower.grpc.to_string())
+        .await
+        .unwrap();
+    let report = client
+        .review(bank(), None)
+        .await
+        .expect("review through a follower");
+    assert!(
+        report.considered >= 5,
+        "the leader's reviewer saw the writes: {report:?}"
+    );
+
     let status = members[0].node.cluster_status();
     let leader = status.leader_id.expect("a leader");
     let leader_view = members
