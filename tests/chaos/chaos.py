@@ -410,6 +410,7 @@ def main():
         load.start()
         watch.thread.start()
         faults = 0
+        leaderless_by_kind = {}
         period = args.duration / max(args.faults, 1)
         kinds = ["kill_leader", "kill_follower", "restart", "partition_leader", "partition_node"]
         # The faults are paced over --duration; a cluster slow to recover may stretch the run, up
@@ -424,6 +425,7 @@ def main():
                 followers if kind in ("kill_follower", "partition_node") else live
             )
             hold = period * random.uniform(0.4, 0.6)
+            leaderless_before = watch.leaderless_ms
             log(f"fault {faults + 1}/{args.faults}: {kind} node {victim} (leader {leader}) for {hold:.1f} s")
             if kind in ("kill_leader", "kill_follower"):
                 cluster.kill(victim)
@@ -439,10 +441,13 @@ def main():
                 cluster.partition({victim})
                 time.sleep(hold)
                 cluster.partition(set())
-            faults += 1
             # Let the cluster settle before the next fault, so one fault is in force at a time.
             wait_for(lambda: cluster.leader() is not None, 30, "a leader")
             time.sleep(max(period - hold, 0.2))
+            by_kind = leaderless_by_kind.setdefault(kind, [0, 0.0])
+            by_kind[0] += 1
+            by_kind[1] += watch.leaderless_ms - leaderless_before
+            faults += 1
 
         load.finish()
         watch.stop.set()
@@ -475,6 +480,8 @@ def main():
                     lost.add(memory_id)
                 if len(ids) > 1:
                     duplicates.add(memory_id)
+        for kind, (count, ms) in sorted(leaderless_by_kind.items()):
+            log(f"{kind}: {count} faults, {ms / count:.0f} ms without a leader each on average")
         reasons = {}
         for _, message in load.samples:
             reasons[message] = reasons.get(message, 0) + 1

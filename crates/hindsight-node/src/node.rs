@@ -829,6 +829,12 @@ impl Node {
                     view.name
                 )));
             }
+            // A stopping node takes no more Raft traffic, so it would not catch up.
+            if self.inner.store.is_stopping() {
+                return Err(NodeError::Unavailable(format!(
+                    "this node is shutting down before its replica reached log index {log_index}; ask another node"
+                )));
+            }
             view = self.bank_view(&view.name).await?;
         }
     }

@@ -305,6 +305,11 @@ impl StoreHandle {
         self.stopping.send_replace(true);
     }
 
+    /// Whether [`StoreHandle::begin_shutdown`] was called.
+    pub fn is_stopping(&self) -> bool {
+        *self.stopping.borrow()
+    }
+
     /// Builds a snapshot of everything applied so far and waits for it (up to `snapshot_timeout`).
     /// Returns the last log index it covers. The log behind it is purged according to
     /// `max_in_snapshot_log_to_keep`.
