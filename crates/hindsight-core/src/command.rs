@@ -6,7 +6,9 @@ use crate::history::HistoryEntry;
 use crate::id::MemoryId;
 use crate::memory::Memory;
 use crate::retrieval::{FeedbackOutcome, RecallId};
-use crate::review::{Conflict, ConflictResolution, CycleReport, DerivedMemory, MemoryChange};
+use crate::review::{
+    Conflict, ConflictResolution, CycleReport, DerivedMemory, MemoryChange, QuarantineCheck,
+};
 use crate::time::Timestamp;
 
 /// A state change, carried by one Raft log entry. Everything a replica needs to apply it
@@ -97,6 +99,15 @@ pub enum Command {
         history: Vec<HistoryEntry>,
         conflicts: Vec<Conflict>,
     },
+    /// A model's second look at quarantined memories of `bank` (the review's LLM check): a
+    /// confirmed one stays quarantined, a released one becomes active; either way its history
+    /// records the judge and the reason. A memory no longer quarantined, or already checked, is
+    /// left as it is.
+    QuarantineChecked {
+        bank: BankName,
+        checks: Vec<QuarantineCheck>,
+        at: Timestamp,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -169,5 +180,9 @@ pub enum CommandOutcome {
     Imported {
         memories: usize,
         conflicts: usize,
+    },
+    QuarantineChecked {
+        confirmed: Vec<MemoryId>,
+        released: Vec<MemoryId>,
     },
 }

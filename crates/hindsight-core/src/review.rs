@@ -114,6 +114,39 @@ pub enum ResolutionOutcome {
     DiscardBoth,
 }
 
+/// Metadata key a quarantined memory gets once a model has looked at it (`confirmed by …` or
+/// `released by …`), so that each one is checked once.
+pub const QUARANTINE_CHECK: &str = "quarantine_check";
+
+/// A model's answer about one quarantined memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QuarantineRuling {
+    /// It stays quarantined.
+    Confirm,
+    /// It was a false alarm and becomes active.
+    Release,
+}
+
+impl QuarantineRuling {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuarantineRuling::Confirm => "confirmed",
+            QuarantineRuling::Release => "released",
+        }
+    }
+}
+
+/// One quarantined memory's second look, as replicated data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuarantineCheck {
+    pub id: MemoryId,
+    pub ruling: QuarantineRuling,
+    /// `llm:<model>`.
+    pub judge: String,
+    /// The model's reason, in words a person can check.
+    pub reason: String,
+}
+
 /// What one review cycle looked at, spent and decided.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CycleReport {

@@ -20,6 +20,8 @@
 //!   key that moved with it would never hit. Only valid verdicts are cached, never deferrals.
 //! - [`PairJudge::consensus`] takes an odd number of samples and a per-pair majority; a tie
 //!   is `undecidable`.
+//! - [`check_quarantined`] takes a second look at memories the write-time screen held back and
+//!   answers per memory `confirm` or `release`, with the same strict checking and re-asking.
 //! - [`TokenUsage`] comes from the server's `usage` when given, otherwise from a local
 //!   `cl100k_base` count. [`PairJudge::estimate_prompt_tokens`] tells a caller what a batch
 //!   will cost before it is sent, so per-cycle budgets can be kept.
@@ -85,6 +87,7 @@ mod judge;
 mod judge_config;
 mod outcome;
 mod prompt;
+mod quarantine;
 mod reflect;
 mod usage;
 mod verdict;
@@ -97,6 +100,9 @@ pub use item::{JudgeItem, Statement};
 pub use judge::{PairJudge, MAX_BATCH_ITEMS, TOKENIZER_MARGIN};
 pub use judge_config::JudgeConfig;
 pub use outcome::JudgeOutcome;
+pub use quarantine::{
+    check_quarantined, QuarantineDecision, QuarantineItem, QuarantineOutcome, QuarantineVerdict,
+};
 pub use reflect::{LlmReflectConfig, LlmReflection, LlmReflector, MAX_MEMORY_CHARS};
 pub use usage::{count_prompt_tokens, count_tokens, TokenUsage};
 pub use verdict::{Deferred, Relation, Side, Verdict};

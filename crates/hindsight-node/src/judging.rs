@@ -6,10 +6,15 @@
 //! usage never passes a budget. What does not fit, and what the model could not answer, waits in
 //! the bank's review state for the next cycle.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hindsight_core::MemoryId;
-use hindsight_llm::{ChatClient, ChatConfig, JudgeConfig, JudgeItem, PairJudge, Side, Statement};
+use hindsight_core::review::{QuarantineCheck, QuarantineRuling};
+use hindsight_core::{Memory, MemoryId, Status};
+use hindsight_llm::{
+    check_quarantined, ChatClient, ChatConfig, JudgeConfig, JudgeItem, PairJudge,
+    QuarantineDecision, QuarantineItem, Side, Statement, MAX_BATCH_ITEMS,
+};
 use hindsight_review::{plan_batches, Judge, Judgement, Pair, Relation, RulesJudge, TokenBudget};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
@@ -41,6 +46,9 @@ pub struct LlmJudgeSection {
     /// Tokens the whole node may spend per `node_budget_interval_secs`.
     pub node_budget_tokens: u64,
     pub node_budget_interval_secs: u64,
+    /// Review cycles also send newly quarantined memories, with the screen's reason, to the model,
+    /// which confirms or releases each (out of the same budgets).
+    pub check_quarantine: bool,
 }
 
 impl Default for LlmJudgeSection {
@@ -52,6 +60,7 @@ impl Default for LlmJudgeSection {
             bank_budget_tokens: 20_000,
             node_budget_tokens: 200_000,
             node_budget_interval_secs: 3600,
+            check_quarantine: true,
         }
     }
 }
@@ -185,6 +194,96 @@ impl LlmJudge {
             token_budget: bank_limit,
             judge: name,
         }
+    }
+}
+
+/// What the model said about a bank's quarantined memories.
+#[derive(Debug, Default)]
+pub struct QuarantineChecks {
+    pub checks: Vec<QuarantineCheck>,
+    /// Memories without a valid answer this time, and why; they are asked about again.
+    pub deferred: Vec<(MemoryId, String)>,
+    pub tokens_used: u64,
+}
+
+impl LlmJudge {
+    /// Whether review cycles send quarantined memories to the model.
+    pub fn checks_quarantine(&self) -> bool {
+        self.settings.check_quarantine
+    }
+
+    /// Asks the model about quarantined `memories`, with what is left of the bank's cycle budget
+    /// after `spent` and of the node's interval budget; what does not fit is deferred. One sample
+    /// per memory whatever the judge kind. Blocking: call it off the async runtime.
+    pub fn check_quarantined(&self, memories: &[Arc<Memory>], spent: u64) -> QuarantineChecks {
+        let judge = format!("llm:{}", self.judge.client().model());
+        let mut allowance = self
+            .settings
+            .bank_budget_tokens
+            .saturating_sub(spent)
+            .min(self.node_remaining());
+        let mut out = QuarantineChecks::default();
+        let mut endpoint_down: Option<String> = None;
+        for chunk in memories.chunks(self.settings.batch_size.clamp(1, MAX_BATCH_ITEMS)) {
+            if let Some(reason) = &endpoint_down {
+                out.deferred
+                    .extend(chunk.iter().map(|m| (m.id, reason.clone())));
+                continue;
+            }
+            let items: Vec<QuarantineItem> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, m)| QuarantineItem {
+                    id: format!("q{i}"),
+                    content: m.content.clone(),
+                    source: match &m.provenance.tool {
+                        Some(tool) => format!("{}:{tool}", m.provenance.source),
+                        None => m.provenance.source.to_string(),
+                    },
+                    screening: match &m.status {
+                        Status::Quarantined { reason } => reason.clone(),
+                        other => format!("(now {other})"),
+                    },
+                })
+                .collect();
+            let memory_of = |id: &str| {
+                let index: usize = id.strip_prefix('q')?.parse().ok()?;
+                chunk.get(index).map(|m| m.id)
+            };
+            match check_quarantined(self.judge.client(), &items, allowance) {
+                Ok(outcome) => {
+                    let used = outcome.usage.total();
+                    out.tokens_used += used;
+                    allowance = allowance.saturating_sub(used);
+                    for verdict in outcome.verdicts {
+                        if let Some(id) = memory_of(&verdict.id) {
+                            out.checks.push(QuarantineCheck {
+                                id,
+                                ruling: match verdict.decision {
+                                    QuarantineDecision::Confirm => QuarantineRuling::Confirm,
+                                    QuarantineDecision::Release => QuarantineRuling::Release,
+                                },
+                                judge: judge.clone(),
+                                reason: verdict.reason,
+                            });
+                        }
+                    }
+                    if outcome.endpoint_failed {
+                        endpoint_down = outcome.deferred.first().map(|d| d.reason.clone());
+                    }
+                    for late in outcome.deferred {
+                        if let Some(id) = memory_of(&late.id) {
+                            out.deferred.push((id, late.reason));
+                        }
+                    }
+                }
+                Err(e) => out
+                    .deferred
+                    .extend(chunk.iter().map(|m| (m.id, e.to_string()))),
+            }
+        }
+        self.charge(out.tokens_used);
+        out
     }
 }
 

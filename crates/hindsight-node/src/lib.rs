@@ -17,6 +17,7 @@ pub mod learning;
 mod listener;
 mod maintenance;
 mod node;
+mod quarantine_review;
 mod quota;
 mod rate;
 mod recall;

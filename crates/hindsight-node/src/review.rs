@@ -121,6 +121,7 @@ pub async fn review(
         node.wait_indexed(view, log_index).await?;
     }
     report.cycle = cycle;
+    crate::quarantine_review::check(node, &bank, report.tokens_used).await?;
     report.took_micros = started.elapsed().as_micros() as u64;
     if !updated.is_empty() || !expired.is_empty() || !created.is_empty() || !purged.is_empty() {
         tracing::info!(
