@@ -2,7 +2,7 @@
 //! semantic rule derived from them (ARCHITECTURE §6.4). The rule's text is the most central
 //! episode's content, so the proposal is deterministic and never says more than the episodes do.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use hindsight_core::{Kind, Memory, MemoryId, Slot};
@@ -121,33 +121,37 @@ pub fn reinforce(
     if rules.is_empty() {
         return (vec![], BTreeSet::new());
     }
+    // Looked up once per episode, so indexed rather than searched; on a tie the rule listed first
+    // wins, as a search of the list would find it.
+    let mut behind: BTreeSet<MemoryId> = BTreeSet::new();
+    let mut by_member: BTreeMap<MemoryId, MemoryId> = BTreeMap::new();
+    let mut by_slot_value: HashMap<&Slot, MemoryId> = HashMap::new();
+    for r in &rules {
+        behind.extend(r.support.derived_from.iter().copied());
+        for id in std::iter::once(&r.id).chain(&r.support.derived_from) {
+            by_member.entry(*id).or_insert(r.id);
+        }
+        if let Some(slot) = &r.slot {
+            by_slot_value.entry(slot).or_insert(r.id);
+        }
+    }
     for episode in episodes
         .iter()
         .filter(|m| m.kind == Kind::Episodic && is_reviewable(m))
     {
-        if rules
-            .iter()
-            .any(|r| r.support.derived_from.contains(&episode.id))
-        {
+        if behind.contains(&episode.id) {
             continue;
         }
-        let by_slot = episode.slot.as_ref().and_then(|slot| {
-            rules
-                .iter()
-                .find(|r| r.slot.as_ref() == Some(slot))
-                .map(|r| r.id)
-        });
+        let by_slot = episode
+            .slot
+            .as_ref()
+            .and_then(|slot| by_slot_value.get(slot).copied());
         let by_similarity = || {
             neighbourhood
                 .similar(episode, config.similarity, config.neighbours_per_episode)
                 .into_iter()
                 .filter(|(_, s)| *s >= config.similarity)
-                .find_map(|(other, _)| {
-                    rules
-                        .iter()
-                        .find(|r| r.id == other.id || r.support.derived_from.contains(&other.id))
-                        .map(|r| r.id)
-                })
+                .find_map(|(other, _)| by_member.get(&other.id).copied())
         };
         if let Some(rule) = by_slot.or_else(by_similarity) {
             joined.entry(rule).or_default().push(episode.id);
@@ -217,6 +221,9 @@ fn shared_slot(members: &[MemoryId], eligible: &BTreeMap<MemoryId, &Arc<Memory>>
 /// Similarities between eligible episodes, as the neighbourhood reported them from either side.
 struct Similarities {
     edges: BTreeMap<(MemoryId, MemoryId), f32>,
+    /// Each episode's neighbours, most similar first: cliques are grown from every episode, and a
+    /// walk of all edges per episode would make that quadratic in the episodes of a cycle.
+    adjacent: BTreeMap<MemoryId, Vec<(MemoryId, f32)>>,
 }
 
 impl Similarities {
@@ -237,29 +244,23 @@ impl Similarities {
                 }
             }
         }
-        Similarities { edges }
+        let mut adjacent: BTreeMap<MemoryId, Vec<(MemoryId, f32)>> = BTreeMap::new();
+        for (&(a, b), &s) in &edges {
+            adjacent.entry(a).or_default().push((b, s));
+            adjacent.entry(b).or_default().push((a, s));
+        }
+        for list in adjacent.values_mut() {
+            list.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+        }
+        Similarities { edges, adjacent }
     }
 
     fn get(&self, a: MemoryId, b: MemoryId) -> Option<f32> {
         self.edges.get(&(a.min(b), a.max(b))).copied()
     }
 
-    fn neighbours(&self, id: MemoryId) -> Vec<(MemoryId, f32)> {
-        let mut out: Vec<(MemoryId, f32)> = self
-            .edges
-            .iter()
-            .filter_map(|(&(a, b), &s)| {
-                if a == id {
-                    Some((b, s))
-                } else if b == id {
-                    Some((a, s))
-                } else {
-                    None
-                }
-            })
-            .collect();
-        out.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
-        out
+    fn neighbours(&self, id: MemoryId) -> &[(MemoryId, f32)] {
+        self.adjacent.get(&id).map_or(&[], Vec::as_slice)
     }
 
     /// The member most similar to the others (sum of reported similarities); the oldest id on a
@@ -302,7 +303,7 @@ impl Similarities {
                 continue;
             }
             let mut clique = vec![seed];
-            for (candidate, _) in self.neighbours(seed) {
+            for &(candidate, _) in self.neighbours(seed) {
                 if !taken.contains(&candidate)
                     && clique.iter().all(|m| self.get(*m, candidate).is_some())
                 {
