@@ -3,6 +3,8 @@
 //! indexes, verdicts from the configured judge, decisions from the bank's strategies, decay. The
 //! whole cycle is one Raft command, so replicas agree and every record's history says why it changed.
 
+use std::cell::RefCell;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -311,7 +313,7 @@ fn plan_cycle(
     let (mut changed, watermark, backlog) =
         oldest_changes(changed, settings.max_changed_per_cycle, indexed_through);
     changed.sort_by_key(|m| m.id);
-    let hood = ViewNeighbourhood::new(view, &records, voices);
+    let hood = ViewNeighbourhood::new(view, &records, voices, &changed);
     let selection = select_pairs(&changed, records.len(), &hood, &settings.pairs);
     let mut pairs = selection.pairs;
     let mut keys: HashSet<PairKey> = pairs.iter().map(Pair::key).collect();
@@ -510,7 +512,13 @@ fn to_changes(
 struct ViewNeighbourhood<'a> {
     view: &'a BankView,
     records: &'a HashMap<MemoryId, Arc<Memory>>,
-    by_slot: HashMap<String, Vec<Arc<Memory>>>,
+    /// The reviewable claims of the slots the cycle's changed memories state, most recent first.
+    /// Only those slots: a cycle asks for no others, and grouping the whole bank cost every cycle
+    /// time in proportion to the bank rather than to the change.
+    by_slot: SlotGroups,
+    /// Neighbour searches by memory and size: candidate selection and distillation ask for the
+    /// same memory's neighbours, and an index search is the dearest step of a cycle.
+    searched: RefCell<Searches>,
     /// Inferences' vectors in the user's voice (see [`user_voices`]).
     voices: HashMap<MemoryId, Vec<f32>>,
     /// The bank's reviewable inferences, usually few.
@@ -522,24 +530,36 @@ struct ViewNeighbourhood<'a> {
 const DIRECT_SCAN_LIMIT: usize = 2_000;
 
 impl<'a> ViewNeighbourhood<'a> {
+    /// `changed` are the memories whose slots [`Neighbourhood::same_slot`] will be asked about.
     fn new(
         view: &'a BankView,
         records: &'a HashMap<MemoryId, Arc<Memory>>,
         voices: HashMap<MemoryId, Vec<f32>>,
+        changed: &[Arc<Memory>],
     ) -> Self {
-        let mut by_slot: HashMap<String, Vec<Arc<Memory>>> = HashMap::new();
-        for memory in records
-            .values()
-            .filter(|m| hindsight_review::is_reviewable(m))
-        {
-            if let Some(slot) = &memory.slot {
-                by_slot
-                    .entry(slot_key(slot))
-                    .or_default()
-                    .push(memory.clone());
+        let mut by_slot = SlotGroups::default();
+        for slot in changed.iter().filter_map(|m| m.slot.as_ref()) {
+            by_slot
+                .entry(slot.subject.clone())
+                .or_default()
+                .entry(slot.attribute.clone())
+                .or_default();
+        }
+        if !by_slot.is_empty() {
+            for memory in records
+                .values()
+                .filter(|m| hindsight_review::is_reviewable(m))
+            {
+                if let Some(group) = memory
+                    .slot
+                    .as_ref()
+                    .and_then(|slot| by_slot.get_mut(&slot.subject)?.get_mut(&slot.attribute))
+                {
+                    group.push(memory.clone());
+                }
             }
         }
-        for group in by_slot.values_mut() {
+        for group in by_slot.values_mut().flat_map(HashMap::values_mut) {
             group.sort_by(|a, b| b.occurred_at.cmp(&a.occurred_at).then(a.id.cmp(&b.id)));
         }
         let inferences = reviewable_inferences(records);
@@ -547,6 +567,7 @@ impl<'a> ViewNeighbourhood<'a> {
             view,
             records,
             by_slot,
+            searched: RefCell::default(),
             voices,
             inferences,
         }
@@ -560,19 +581,29 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
         min_similarity: f32,
         limit: usize,
     ) -> Vec<(Arc<Memory>, f32)> {
-        let vectors = self.view.index.vectors();
-        let Some(vector) = vectors.get(memory.id.0) else {
-            return vec![];
+        let mut searched = self.searched.borrow_mut();
+        let found = match searched.entry((memory.id, limit)) {
+            Entry::Occupied(found) => found.into_mut(),
+            Entry::Vacant(slot) => {
+                let vectors = self.view.index.vectors();
+                let Some(vector) = vectors.get(memory.id.0) else {
+                    return vec![];
+                };
+                let reviewable = |id: u128| {
+                    self.records
+                        .get(&MemoryId(id))
+                        .is_some_and(|m| hindsight_review::is_reviewable(m))
+                };
+                slot.insert(
+                    vectors
+                        .search(&vector, limit + 1, &reviewable)
+                        .unwrap_or_default(),
+                )
+            }
         };
-        let reviewable = |id: u128| {
-            self.records
-                .get(&MemoryId(id))
-                .is_some_and(|m| hindsight_review::is_reviewable(m))
-        };
-        vectors
-            .search(&vector, limit + 1, &reviewable)
-            .unwrap_or_default()
-            .into_iter()
+        found
+            .iter()
+            .copied()
             .filter(|(id, sim)| *id != memory.id.0 && *sim >= min_similarity)
             .filter_map(|(id, sim)| Some((self.records.get(&MemoryId(id))?.clone(), sim)))
             .take(limit)
@@ -635,7 +666,7 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
         memory
             .slot
             .as_ref()
-            .and_then(|slot| self.by_slot.get(&slot_key(slot)))
+            .and_then(|slot| self.by_slot.get(&slot.subject)?.get(&slot.attribute))
             .map(|group| {
                 group
                     .iter()
@@ -648,6 +679,8 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
     }
 }
 
-fn slot_key(slot: &hindsight_core::Slot) -> String {
-    format!("{}\u{1f}{}", slot.subject, slot.attribute)
-}
+/// Index hits (id, similarity) by memory and number asked for.
+type Searches = HashMap<(MemoryId, usize), Vec<(u128, f32)>>;
+
+/// Memories by slot subject, then attribute.
+type SlotGroups = HashMap<String, HashMap<String, Vec<Arc<Memory>>>>;
