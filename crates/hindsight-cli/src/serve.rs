@@ -46,9 +46,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Certificates are read before anything starts, so a bad path fails fast.
     let tls = hindsight_api::ServerTls::from_section(&config.tls)?;
     let (grpc, http) = hindsight_api::bind_listeners(grpc_addr, http_addr).await?;
+    // One listener for the whole run: a signal that arrives between two listeners (say, just
+    // after the node started) would otherwise be taken by tokio's handler and heard by no one.
+    let mut signal = std::pin::pin!(shutdown_signal());
     let node = tokio::select! {
         node = Node::start(config) => node?,
-        signal = shutdown_signal() => {
+        signal = &mut signal => {
             info!(signal, "stopped before the node started");
             return Ok(());
         }
@@ -62,7 +65,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         tls,
     };
     let served = hindsight_api::serve_with_options(node.clone(), grpc, http, options, async {
-        let signal = shutdown_signal().await;
+        let signal = signal.await;
         info!(signal, "shutting down");
         tokio::spawn(async {
             if tokio::signal::ctrl_c().await.is_ok() {
