@@ -111,10 +111,7 @@ impl NodeService for NodeApi {
         let caller = principal(&self.node, &request)?;
         require_global_admin(&caller)?;
         let seed = request.into_inner().seed;
-        if seed
-            .rsplit_once(':')
-            .is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err())
-        {
+        if !hindsight_cluster::is_host_port(&seed) {
             return Err(Status::invalid_argument(format!(
                 "seed {seed:?} is not HOST:PORT of a cluster member"
             )));

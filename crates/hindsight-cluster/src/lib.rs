@@ -25,6 +25,28 @@ pub use network::GrpcNetwork;
 pub use peers::{PeerTls, Peers, PeersConfig, SECRET_HEADER};
 pub use service::{RaftTransportService, TransportAuth};
 
+/// Whether `addr` is `HOST:PORT` with a non-empty host (a name or an IP) and a valid port: the
+/// form of a member's address in the membership, in `cluster.join` and in a join request.
+pub fn is_host_port(addr: &str) -> bool {
+    addr.rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
+}
+
 /// The largest node-to-node message: an AppendEntries carries up to 16 entries of at most a
 /// group-commit batch each (4 MiB), and a snapshot chunk 1 MiB.
 pub const MAX_MESSAGE_BYTES: usize = 96 * 1024 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::is_host_port;
+
+    #[test]
+    fn host_port_needs_a_host_and_a_valid_port() {
+        for good in ["127.0.0.1:7400", "hindsight-1:7400", "[::1]:7400"] {
+            assert!(is_host_port(good), "{good}");
+        }
+        for bad in ["hindsight-1", ":7400", "host:", "host:99999", "host:port"] {
+            assert!(!is_host_port(bad), "{bad}");
+        }
+    }
+}

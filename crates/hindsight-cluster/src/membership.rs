@@ -140,7 +140,7 @@ pub(crate) async fn add_member(
     if id == 0 {
         return Err(ClusterError::InvalidArgument("node ids start at 1".into()));
     }
-    if addr.parse::<std::net::SocketAddr>().is_err() && !addr.contains(':') {
+    if !crate::is_host_port(addr) {
         return Err(ClusterError::InvalidArgument(format!(
             "{addr:?} is not HOST:PORT"
         )));

@@ -466,10 +466,7 @@ impl NodeConfig {
             ));
         }
         for seed in self.cluster.seeds() {
-            if seed
-                .rsplit_once(':')
-                .is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err())
-            {
+            if !hindsight_cluster::is_host_port(&seed) {
                 return bad(format!("cluster.join: {seed:?} is not HOST:PORT"));
             }
         }

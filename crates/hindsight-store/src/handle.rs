@@ -249,7 +249,7 @@ impl StoreHandle {
         let wait = self.config.leader_wait;
         let deadline = Instant::now() + wait;
         loop {
-            let (leader, addr) = self.known_leader(deadline).await?;
+            let (leader, addr) = known_leader(&self.raft, deadline).await?;
             let attempt = if leader == self.config.node_id {
                 match tokio::time::timeout(wait, self.raft.ensure_linearizable()).await {
                     Ok(result) => result
@@ -277,11 +277,6 @@ impl StoreHandle {
                 Err(e) => return Err(e),
             }
         }
-    }
-
-    /// The leader and its address, waiting until `deadline` for one to be known.
-    async fn known_leader(&self, deadline: Instant) -> Result<(u64, String), StoreError> {
-        known_leader(&self.raft, deadline).await
     }
 
     async fn wait_applied(&self, index: u64, deadline: Instant) -> Result<(), StoreError> {
