@@ -53,7 +53,13 @@ impl Member {
         if let Some(seed) = join {
             config.cluster.join = seed.to_string();
         }
-        let node = Node::start(config).await.expect("node starts");
+        let node = within(
+            &format!("node {id} to start"),
+            STEP_LIMIT,
+            Node::start(config),
+        )
+        .await
+        .expect("node starts");
         let (stop, stopped) = oneshot::channel::<()>();
         let served = node.clone();
         let server = tokio::spawn(async move {
@@ -78,9 +84,19 @@ impl Member {
             let _ = stop.send(());
         }
         if let Some(server) = self.server.take() {
-            let _ = server.await;
+            let _ = within(
+                &format!("node {}'s servers to stop", self.id),
+                STEP_LIMIT,
+                server,
+            )
+            .await;
         }
-        self.node.shutdown().await;
+        within(
+            &format!("node {} to shut down", self.id),
+            STEP_LIMIT,
+            self.node.shutdown(),
+        )
+        .await;
     }
 }
 
@@ -90,6 +106,28 @@ fn bank() -> BankName {
 
 fn write(content: &str) -> WriteRequest {
     WriteRequest::new(bank(), content, Provenance::from_source(SourceKind::User))
+}
+
+/// No step of these tests may wait longer than this: a step that hangs fails the test, naming
+/// the step, instead of holding up the whole test run.
+const STEP_LIMIT: Duration = Duration::from_secs(90);
+const TEST_LIMIT: Duration = Duration::from_secs(300);
+
+async fn within<T>(what: &str, limit: Duration, step: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(limit, step)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
+}
+
+/// Ends the whole test process if a test is still running after `limit`. A deadlock that blocks
+/// the runtime's threads would also stop the timers behind [`within`], and a hung test would hold
+/// up every later one.
+fn watchdog(test: &'static str, limit: Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(limit);
+        eprintln!("{test} still running after {limit:?}: stopping the test process");
+        std::process::exit(101);
+    });
 }
 
 async fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
@@ -123,11 +161,13 @@ async fn three(root: &Path) -> Vec<Member> {
         voters(&members[0]).len() == 3
     })
     .await;
-    members[1]
-        .node
-        .create_bank(bank(), BankPatch::default())
-        .await
-        .expect("a follower creates the bank through the leader");
+    within(
+        "creating the bank",
+        STEP_LIMIT,
+        members[1].node.create_bank(bank(), BankPatch::default()),
+    )
+    .await
+    .expect("a follower creates the bank through the leader");
     members
 }
 
@@ -139,8 +179,7 @@ async fn write_distinct(node: &Node, n: usize, tag: &str) -> Vec<MemoryId> {
             ["amber", "cobalt", "ivory", "jade"][i % 4],
             7000 + i * 13
         );
-        let outcome = node
-            .write(write(&content))
+        let outcome = within("a write", STEP_LIMIT, node.write(write(&content)))
             .await
             .expect("write acknowledged");
         ids.push(outcome.id);
@@ -156,6 +195,10 @@ async fn stop_all(members: Vec<Member>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_write_acknowledged_by_one_node_is_read_on_every_other() {
+    watchdog(
+        "a_write_acknowledged_by_one_node_is_read_on_every_other",
+        TEST_LIMIT,
+    );
     let root = tempfile::tempdir().unwrap();
     let members = three(root.path()).await;
     // Written through a follower: the command is forwarded to the leader, never bounced.
@@ -163,13 +206,13 @@ async fn a_write_acknowledged_by_one_node_is_read_on_every_other() {
     let ids = write_distinct(&follower.node, 5, "forwarded").await;
     for reader in &members {
         for id in &ids {
-            let memory = reader
-                .node
-                .get_with(*id, Consistency::Linearizable)
-                .await
-                .unwrap_or_else(|e| {
-                    panic!("node {} misses {id} right after its ack: {e}", reader.id)
-                });
+            let memory = within(
+                "a linearizable read",
+                STEP_LIMIT,
+                reader.node.get_with(*id, Consistency::Linearizable),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("node {} misses {id} right after its ack: {e}", reader.id));
             assert!(memory.content.starts_with("forwarded record"));
         }
     }
@@ -177,8 +220,7 @@ async fn a_write_acknowledged_by_one_node_is_read_on_every_other() {
     let client = hindsight_api::HindsightClient::connect(&follower.grpc.to_string())
         .await
         .unwrap();
-    let report = client
-        .review(bank(), None)
+    let report = within("a review", STEP_LIMIT, client.review(bank(), None))
         .await
         .expect("review through a follower");
     assert!(
@@ -204,6 +246,10 @@ async fn a_write_acknowledged_by_one_node_is_read_on_every_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_leader_stopping_elects_another_and_it_catches_up_after_restart() {
+    watchdog(
+        "the_leader_stopping_elects_another_and_it_catches_up_after_restart",
+        TEST_LIMIT,
+    );
     let root = tempfile::tempdir().unwrap();
     let mut members = three(root.path()).await;
     let before = write_distinct(&members[2].node, 10, "before").await;
@@ -228,11 +274,13 @@ async fn the_leader_stopping_elects_another_and_it_catches_up_after_restart() {
     // The old leader comes back on its data and address, and catches up as a follower.
     let back = Member::start(root.path(), leader_id, Some(old_grpc), None).await;
     for id in before.iter().chain(&during) {
-        let memory = back
-            .node
-            .get_with(*id, Consistency::Linearizable)
-            .await
-            .unwrap_or_else(|e| panic!("the restarted node misses {id}: {e}"));
+        let memory = within(
+            "a linearizable read",
+            STEP_LIMIT,
+            back.node.get_with(*id, Consistency::Linearizable),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("the restarted node misses {id}: {e}"));
         assert_eq!(memory.id, *id);
     }
     members.push(back);
@@ -241,6 +289,10 @@ async fn the_leader_stopping_elects_another_and_it_catches_up_after_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
+    watchdog(
+        "a_fourth_node_joins_and_an_original_leaves_while_writes_continue",
+        TEST_LIMIT,
+    );
     let root = tempfile::tempdir().unwrap();
     let mut members = three(root.path()).await;
     let writer_node = members[1].node.clone();
@@ -259,7 +311,7 @@ async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
                     i * 7,
                     i * 11
                 );
-                match writer_node.write(write(&content)).await {
+                match within("a write", STEP_LIMIT, writer_node.write(write(&content))).await {
                     Ok(outcome) => acked.lock().push(outcome.id),
                     Err(e) => eprintln!("write {i} failed: {e}"),
                 }
@@ -277,11 +329,13 @@ async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
     .await;
     members.push(fourth);
     // Node 1 leaves; the request goes through node 3, which hands it to the leader.
-    members[2]
-        .node
-        .remove_member(1)
-        .await
-        .expect("node 1 removed");
+    within(
+        "removing node 1",
+        STEP_LIMIT,
+        members[2].node.remove_member(1),
+    )
+    .await
+    .expect("node 1 removed");
     wait_until(
         "node 1 gone from the membership",
         Duration::from_secs(30),
@@ -291,7 +345,9 @@ async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
     // Writes go on for a while in the new configuration too.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let _ = stop_writes.send(());
-    writer.await.unwrap();
+    within("the writer to stop", STEP_LIMIT, writer)
+        .await
+        .unwrap();
     let acked = acked.lock().clone();
     assert!(acked.len() > 5, "writes continued: {}", acked.len());
 
@@ -300,11 +356,13 @@ async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
     assert_eq!(voters(&members[0]).len(), 3);
     for member in &members {
         for id in &acked {
-            member
-                .node
-                .get_with(*id, Consistency::Linearizable)
-                .await
-                .unwrap_or_else(|e| panic!("node {} misses acknowledged {id}: {e}", member.id));
+            within(
+                "a linearizable read",
+                STEP_LIMIT,
+                member.node.get_with(*id, Consistency::Linearizable),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("node {} misses acknowledged {id}: {e}", member.id));
         }
     }
     stop_all(members).await;
@@ -312,6 +370,10 @@ async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn node_to_node_calls_need_the_secret_and_the_right_node_id() {
+    watchdog(
+        "node_to_node_calls_need_the_secret_and_the_right_node_id",
+        TEST_LIMIT,
+    );
     let root = tempfile::tempdir().unwrap();
     let member = Member::start(root.path(), 1, None, None).await;
     let mut client = RaftTransportClient::connect(format!("http://{}", member.grpc))

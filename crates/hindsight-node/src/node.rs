@@ -39,6 +39,8 @@ use hindsight_review::reflect::TaskTrace;
 /// How long a request waits for a bank's indexes to catch up with the log before giving up.
 const INDEX_WAIT: Duration = Duration::from_secs(30);
 const ACCESS_FLUSH_EVERY: Duration = Duration::from_secs(5);
+/// How long a shutdown waits to record the last access statistics.
+const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often a waiting request checks whether the bank's actor was replaced.
 const VIEW_RECHECK: Duration = Duration::from_millis(200);
 
@@ -667,7 +669,9 @@ impl Node {
         for task in self.inner.tasks.lock().drain(..) {
             task.abort();
         }
-        self.flush_access().await;
+        // Access statistics are a hint: without a quorum they are dropped rather than holding
+        // the shutdown up.
+        let _ = tokio::time::timeout(SHUTDOWN_FLUSH_TIMEOUT, self.flush_access()).await;
         self.inner.reviewers.stop_all();
         let _ = self
             .inner
@@ -749,9 +753,10 @@ impl Node {
         &self,
         command: Command,
     ) -> Result<(u64, CommandOutcome), NodeError> {
-        if !self.is_ready() {
+        if !self.inner.ready.load(Ordering::SeqCst) || self.inner.store.is_stopping() {
             return Err(NodeError::Unavailable("the node is shutting down".into()));
         }
+        self.await_membership().await?;
         let proposed = self
             .inner
             .store
@@ -759,6 +764,31 @@ impl Node {
             .await
             .map_err(|e| NodeError::Unavailable(format!("the write was not committed: {e}")))?;
         Ok((proposed.log_index, proposed.outcome))
+    }
+
+    /// A node that has just joined learns that it is a member from the leader's next entries; a
+    /// write sent to it in between waits for that instead of failing.
+    async fn await_membership(&self) -> Result<(), NodeError> {
+        if self.is_member() {
+            return Ok(());
+        }
+        let id = self.inner.config.node.id;
+        let wait = self.inner.store.config().leader_wait;
+        self.inner
+            .store
+            .raft()
+            .wait(Some(wait))
+            .metrics(
+                |m| m.membership_config.membership().get_node(&id).is_some(),
+                "this node is a member",
+            )
+            .await
+            .map(|_| ())
+            .map_err(|_| {
+                NodeError::Unavailable(format!(
+                    "node {id} is not a member of a cluster: it has not finished joining one, or it was removed"
+                ))
+            })
     }
 
     /// The bank's published view, starting its actor if needed.

@@ -215,6 +215,10 @@ async fn run(
     while waiters.join_next().await.is_some() {}
 }
 
+/// How long this node, as the leader of a cluster, waits for a quorum to commit a proposal: as long
+/// as a follower waits for a forwarded one.
+const LOCAL_COMMIT_TIMEOUT: Duration = Duration::from_secs(30);
+
 type Reply = oneshot::Sender<Result<ProposeOutcome, StoreError>>;
 
 /// Proposes `command` wherever the leader is, following it across elections until
@@ -230,7 +234,18 @@ async fn submit(
     loop {
         let (leader, addr) = known_leader(raft, deadline).await?;
         let attempt = if leader == route.node_id {
-            match raft.client_write(command.clone()).await {
+            // A leader that lost its quorum (or its place in the membership) would wait for a
+            // commit forever; the caller hears, within a bound, that the outcome is unknown.
+            let Ok(written) =
+                tokio::time::timeout(LOCAL_COMMIT_TIMEOUT, raft.client_write(command.clone()))
+                    .await
+            else {
+                return Err(StoreError::NoQuorum(format!(
+                    "no quorum committed the change within {} s; it may or may not be applied",
+                    LOCAL_COMMIT_TIMEOUT.as_secs()
+                )));
+            };
+            match written {
                 Ok(response) => {
                     let outcome = response.data.outcome.ok_or_else(|| {
                         StoreError::Internal("an applied entry came back with no outcome".into())
