@@ -757,12 +757,10 @@ impl Node {
             return Err(NodeError::Unavailable("the node is shutting down".into()));
         }
         self.await_membership().await?;
-        let proposed = self
-            .inner
-            .store
-            .propose(command)
-            .await
-            .map_err(|e| NodeError::Unavailable(format!("the write was not committed: {e}")))?;
+        let proposed =
+            self.inner.store.propose(command).await.map_err(|e| {
+                NodeError::Unavailable(format!("the write was not acknowledged: {e}"))
+            })?;
         Ok((proposed.log_index, proposed.outcome))
     }
 

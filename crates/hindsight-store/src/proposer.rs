@@ -212,8 +212,24 @@ async fn run(
     }
     // Dropping the queue answers everything still waiting in it with `ShuttingDown`.
     drop(queue);
-    while waiters.join_next().await.is_some() {}
+    let drained = tokio::time::timeout(IN_FLIGHT_GRACE, async {
+        while waiters.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        // An entry this node appended as leader but that was neither committed nor truncated
+        // before it lost the leadership (or its membership) is answered only when this replica
+        // applies it, which a removed node never does. Its caller hears `ShuttingDown`.
+        tracing::warn!(
+            in_flight = waiters.len(),
+            "proposals still unanswered at shutdown; their outcome is unknown to their callers"
+        );
+        waiters.shutdown().await;
+    }
 }
+
+/// How long stopping waits for proposals already handed to Raft to be answered.
+const IN_FLIGHT_GRACE: Duration = Duration::from_secs(5);
 
 /// How long this node, as the leader of a cluster, waits for a quorum to commit a proposal: as long
 /// as a follower waits for a forwarded one.

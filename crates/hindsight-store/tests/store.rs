@@ -13,5 +13,7 @@ mod listener;
 mod raft_suite;
 #[path = "store/rejected.rs"]
 mod rejected;
+#[path = "store/shutdown.rs"]
+mod shutdown;
 #[path = "store/snapshots.rs"]
 mod snapshots;
