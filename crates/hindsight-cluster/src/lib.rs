@@ -23,7 +23,7 @@ pub use leader_link::GrpcLeaderLink;
 pub use membership::{ClusterMember, ClusterStatus};
 pub use network::GrpcNetwork;
 pub use peers::{PeerTls, Peers, PeersConfig, SECRET_HEADER};
-pub use service::{RaftTransportService, TransportAuth};
+pub use service::{RaftTransportService, ReviewHintSink, TransportAuth};
 
 /// Whether `addr` is `HOST:PORT` with a non-empty host (a name or an IP) and a valid port: the
 /// form of a member's address in the membership, in `cluster.join` and in a join request.

@@ -1,7 +1,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hindsight_core::Command;
+use hindsight_core::{BankName, Command};
 use hindsight_store::{Proposer, StoreError, TypeConfig};
 use openraft::error::{CheckIsLeaderError, RaftError};
 use openraft::raft::{AppendEntriesRequest, InstallSnapshotRequest, VoteRequest};
@@ -15,7 +15,8 @@ use crate::membership::{self, ClusterStatus};
 use crate::pb::raft_transport_server::{RaftTransport, RaftTransportServer};
 use crate::pb::{
     AddMemberRequest, ClusterStatusReply, ClusterStatusRequest, ProposeReply, ProposeRequest,
-    RaftMessage, RaftReply, ReadIndexReply, ReadIndexRequest, RemoveMemberRequest,
+    RaftMessage, RaftReply, ReadIndexReply, ReadIndexRequest, RemoveMemberRequest, ReviewHintReply,
+    ReviewHintRequest,
 };
 use crate::peers::{Peers, SECRET_HEADER};
 use crate::MAX_MESSAGE_BYTES;
@@ -24,6 +25,11 @@ use crate::MAX_MESSAGE_BYTES;
 const READ_INDEX_TIMEOUT: Duration = Duration::from_secs(5);
 /// Adding a learner waits for it to catch up, which may take a snapshot transfer.
 const MEMBERSHIP_TIMEOUT: Duration = Duration::from_secs(120);
+/// A review hint is worth little once late: the periodic review catches up anyway.
+const REVIEW_HINT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Where the leader's service hands the review hints other members send it.
+pub type ReviewHintSink = Arc<dyn Fn(BankName) + Send + Sync>;
 
 /// Who may send node-to-node traffic.
 #[derive(Clone, Debug, Default)]
@@ -53,6 +59,7 @@ struct Inner {
     auth: TransportAuth,
     /// Membership changes are serialised: concurrent ones could leave a joint configuration.
     membership: tokio::sync::Mutex<()>,
+    review_hints: std::sync::OnceLock<ReviewHintSink>,
 }
 
 impl RaftTransportService {
@@ -71,6 +78,7 @@ impl RaftTransportService {
                 peers,
                 auth,
                 membership: tokio::sync::Mutex::new(()),
+                review_hints: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -142,7 +150,9 @@ impl RaftTransportService {
                 membership::add_member(&self.inner.raft, id, addr).await?;
                 Ok(self.status())
             }
-            Leader::Other(leader_addr) => {
+            Leader::Other {
+                addr: leader_addr, ..
+            } => {
                 let mut client = self.inner.peers.client(&leader_addr)?;
                 let request = self.inner.peers.request(
                     AddMemberRequest {
@@ -168,7 +178,9 @@ impl RaftTransportService {
                 membership::remove_member(&self.inner.raft, id).await?;
                 Ok(self.status())
             }
-            Leader::Other(leader_addr) => {
+            Leader::Other {
+                addr: leader_addr, ..
+            } => {
                 let mut client = self.inner.peers.client(&leader_addr)?;
                 let request = self.inner.peers.request(
                     RemoveMemberRequest { node_id: id },
@@ -188,15 +200,39 @@ impl RaftTransportService {
     pub fn leader_channel(&self) -> Result<Option<(u64, tonic::transport::Channel)>, ClusterError> {
         match self.leader()? {
             Leader::This => Ok(None),
-            Leader::Other(addr) => {
-                let id = self
-                    .inner
-                    .raft
-                    .metrics()
-                    .borrow()
-                    .current_leader
-                    .unwrap_or_default();
-                Ok(Some((id, self.inner.peers.channel(&addr)?)))
+            Leader::Other { id, addr } => Ok(Some((id, self.inner.peers.channel(&addr)?))),
+        }
+    }
+
+    /// Where review hints sent to this node go while it leads.
+    pub fn on_review_hint(&self, sink: ReviewHintSink) {
+        let _ = self.inner.review_hints.set(sink);
+    }
+
+    /// Tells the leader that a write taken here looked like it contradicts a memory of `bank`.
+    pub async fn hint_leader(&self, bank: &BankName) -> Result<(), ClusterError> {
+        match self.leader()? {
+            Leader::This => {
+                if let Some(sink) = self.inner.review_hints.get() {
+                    sink(bank.clone());
+                }
+                Ok(())
+            }
+            Leader::Other { id, addr } => {
+                let mut client = self.inner.peers.client(&addr)?;
+                let request = self.inner.peers.request(
+                    ReviewHintRequest {
+                        target_node: id,
+                        group_id: self.inner.peers.group_id(),
+                        bank: bank.to_string(),
+                    },
+                    Some(REVIEW_HINT_TIMEOUT),
+                );
+                client
+                    .review_hint(request)
+                    .await
+                    .map_err(|s| remote_error(&addr, s))?;
+                Ok(())
             }
         }
     }
@@ -211,7 +247,10 @@ impl RaftTransportService {
                 .membership_config
                 .membership()
                 .get_node(&id)
-                .map(|n| Leader::Other(n.addr.clone()))
+                .map(|n| Leader::Other {
+                    id,
+                    addr: n.addr.clone(),
+                })
                 .ok_or_else(|| {
                     ClusterError::Unavailable(format!("the leader, node {id}, has no address"))
                 }),
@@ -259,7 +298,7 @@ impl RaftTransportService {
 
 enum Leader {
     This,
-    Other(String),
+    Other { id: u64, addr: String },
 }
 
 fn same_secret(given: &[u8], expected: &[u8]) -> bool {
@@ -408,5 +447,27 @@ impl RaftTransport for RaftTransportService {
     ) -> Result<Response<ClusterStatusReply>, Status> {
         self.admit(&request, None)?;
         Ok(Response::new(RaftTransportService::status(self).into()))
+    }
+
+    async fn review_hint(
+        &self,
+        request: Request<ReviewHintRequest>,
+    ) -> Result<Response<ReviewHintReply>, Status> {
+        let m = request.get_ref();
+        self.admit(&request, Some((m.target_node, m.group_id)))?;
+        let bank: BankName = m.bank.parse().map_err(|e| {
+            Status::invalid_argument(format!("review hint for bank {:?}: {e}", m.bank))
+        })?;
+        if !matches!(self.leader(), Ok(Leader::This)) {
+            // Only the leader reviews; the sender does not pass the hint on again.
+            return Err(ClusterError::NotLeader {
+                message: format!("node {} is not the leader", self.inner.node_id),
+            }
+            .into());
+        }
+        if let Some(sink) = self.inner.review_hints.get() {
+            sink(bank);
+        }
+        Ok(Response::new(ReviewHintReply {}))
     }
 }

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use hindsight_cluster::pb::raft_transport_client::RaftTransportClient;
 use hindsight_cluster::pb::{ClusterStatusRequest, RaftMessage};
 use hindsight_cluster::SECRET_HEADER;
-use hindsight_core::{BankName, Consistency, MemoryId, Provenance, SourceKind, WriteRequest};
+use hindsight_core::{
+    BankName, Consistency, MemoryId, Provenance, SourceKind, Status, WriteRequest,
+};
 use hindsight_node::{BankPatch, EmbeddingProvider, Node, NodeConfig};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -35,6 +37,17 @@ impl Member {
         grpc: Option<SocketAddr>,
         join: Option<SocketAddr>,
     ) -> Member {
+        Member::start_with(root, id, grpc, join, |_| {}).await
+    }
+
+    /// As [`Member::start`], with `configure` applied to the node's configuration last.
+    async fn start_with(
+        root: &Path,
+        id: u64,
+        grpc: Option<SocketAddr>,
+        join: Option<SocketAddr>,
+        configure: impl FnOnce(&mut NodeConfig),
+    ) -> Member {
         let grpc_listener =
             TcpListener::bind(grpc.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap()))
                 .await
@@ -53,6 +66,7 @@ impl Member {
         if let Some(seed) = join {
             config.cluster.join = seed.to_string();
         }
+        configure(&mut config);
         let node = within(
             &format!("node {id} to start"),
             STEP_LIMIT,
@@ -151,11 +165,15 @@ fn voters(member: &Member) -> Vec<u64> {
 
 /// Three nodes: node 1 starts the cluster, 2 and 3 join through it.
 async fn three(root: &Path) -> Vec<Member> {
-    let first = Member::start(root, 1, None, None).await;
+    three_with(root, |_| {}).await
+}
+
+async fn three_with(root: &Path, configure: impl Fn(&mut NodeConfig)) -> Vec<Member> {
+    let first = Member::start_with(root, 1, None, None, &configure).await;
     let seed = first.grpc;
     let mut members = vec![first];
     for id in [2, 3] {
-        members.push(Member::start(root, id, None, Some(seed)).await);
+        members.push(Member::start_with(root, id, None, Some(seed), &configure).await);
     }
     wait_until("three voters", Duration::from_secs(30), || {
         voters(&members[0]).len() == 3
@@ -364,6 +382,62 @@ async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
             .await
             .unwrap_or_else(|e| panic!("node {} misses acknowledged {id}: {e}", member.id));
         }
+    }
+    stop_all(members).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_contradiction_written_through_a_follower_gets_the_leader_to_review() {
+    watchdog(
+        "a_contradiction_written_through_a_follower_gets_the_leader_to_review",
+        TEST_LIMIT,
+    );
+    let root = tempfile::tempdir().unwrap();
+    // No periodic cycles: only the hint can start one.
+    let members = three_with(root.path(), |config| {
+        config.review.on_likely_conflict = true;
+        config.review.hint_delay_ms = 50;
+    })
+    .await;
+    let followers: Vec<&Member> = members.iter().filter(|m| !m.node.is_leader()).collect();
+    let old = within(
+        "a write",
+        STEP_LIMIT,
+        followers[0]
+            .node
+            .write(write("My usual coffee is a flat white.")),
+    )
+    .await
+    .expect("write acknowledged")
+    .id;
+    within(
+        "a write",
+        STEP_LIMIT,
+        followers[1]
+            .node
+            .write(write("Actually, I switched my coffee to an oat latte.")),
+    )
+    .await
+    .expect("write acknowledged");
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let memory = within(
+            "a linearizable read",
+            STEP_LIMIT,
+            followers[0].node.get_with(old, Consistency::Linearizable),
+        )
+        .await
+        .expect("the old memory is kept");
+        if matches!(memory.status, Status::Superseded { .. }) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no review followed the contradicting write: {:?}",
+            memory.status
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     stop_all(members).await;
 }

@@ -207,6 +207,7 @@ impl Node {
                 reservations: Arc::default(),
             }),
         };
+        node.listen_for_review_hints();
         node.spawn_background_tasks();
         crate::cluster::spawn_join(&node);
         node.inner.ready.store(true, Ordering::SeqCst);
@@ -482,7 +483,32 @@ impl Node {
     }
 
     /// Asks for a review of `bank` soon: a write there looked like a conflict.
+    /// A write looked like it contradicts a memory of `bank`: its reviewer runs a cycle soon. The
+    /// reviewers run on the leader, so a follower passes the hint on.
     pub(crate) async fn hint_review(&self, bank: &BankName) {
+        if self.is_leader() {
+            self.hint_reviewer_here(bank).await;
+        } else if let Err(e) = self.inner.cluster.hint_leader(bank).await {
+            tracing::debug!(%bank, error = %e, "review hint not delivered to the leader");
+        }
+    }
+
+    /// Hints from other members reach this node's reviewers (the service takes them only while
+    /// this node leads). The service belongs to the node, so it holds the node weakly: a strong
+    /// reference would keep the node from ever being dropped.
+    fn listen_for_review_hints(&self) {
+        let node = Arc::downgrade(&self.inner);
+        self.inner
+            .cluster
+            .on_review_hint(Arc::new(move |bank: BankName| {
+                if let Some(inner) = node.upgrade() {
+                    let node = Node { inner };
+                    tokio::spawn(async move { node.hint_reviewer_here(&bank).await });
+                }
+            }));
+    }
+
+    async fn hint_reviewer_here(&self, bank: &BankName) {
         match self.inner.reviewers.get(self, bank).await {
             Ok(reviewer) => {
                 let _ = reviewer.send_message(ReviewerMsg::Hint);

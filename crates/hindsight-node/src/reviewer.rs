@@ -2,7 +2,8 @@
 //! its actor's mailbox, whoever asks for them: the periodic schedule, a write that looked like a
 //! conflict, or a client's `review` request. Scheduled and event cycles run only on the node that
 //! leads the Raft group; the watermark they continue from is replicated, so a new leader's
-//! reviewers pick up where the old one's stopped.
+//! reviewers pick up where the old one's stopped. A follower that takes a write which looks like a
+//! conflict passes the hint to the leader (`ReviewHint` on the cluster transport).
 
 use std::collections::HashMap;
 use std::time::Duration;
