@@ -11,6 +11,12 @@ traffic from it (cluster.source_ip), but advertises a TCP proxy on 127.0.0.1 to 
 proxy knows who is calling from the source address, so it can cut any pair of nodes in both
 directions while the clients (which connect directly) still reach every node — an isolated
 leader keeps answering clients, which is what a stale read would need.
+
+Full disks: where the harness may mount file systems (root), each node's data directory is a small
+tmpfs of its own, and the `full_disk` fault fills one with a ballast file until writes fail with
+ENOSPC, then removes it. A node whose store fails that way exits with an error; the harness
+restarts it once the space is back, as a supervisor would. Without mount rights that fault is left
+out and the run says so.
 """
 
 import argparse
@@ -31,6 +37,8 @@ import uuid
 
 BANK = "chaos"
 SECRET = "chaos-cluster-secret-0123456789abcdef"
+# Each node's disk under full_disk faults: room for a long run's data, quick to fill.
+DISK_MB = 256
 WORDS = (
     "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lantern meadow "
     "nectar orchid pepper quartz raven saffron tundra umber violet willow xenon yarrow zephyr "
@@ -139,6 +147,47 @@ class Cluster:
             }
         for i, node in self.nodes.items():
             node["proxy"] = Proxy(i, (node["ip"], node["grpc"]), self.blocked)
+        self.mounted = []
+        self.disk_faults = self.mount_disks()
+
+    def mount_disks(self):
+        """A tmpfs per data directory, so that one node's disk can be filled; False if not allowed."""
+        for node in self.nodes.values():
+            os.makedirs(node["dir"], exist_ok=True)
+            done = subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "tmpfs", node["dir"]],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )
+            if done.returncode != 0:
+                log(f"full_disk faults left out: cannot mount a tmpfs ({done.stderr.strip() or done.returncode})")
+                self.unmount_disks()
+                return False
+            self.mounted.append(node["dir"])
+        return True
+
+    def unmount_disks(self):
+        for path in self.mounted:
+            subprocess.run(["umount", "-l", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.mounted = []
+
+    def fill_disk(self, i):
+        """Writes a ballast file into node i's data directory until its disk is full."""
+        chunk = b"\0" * (1 << 20)
+        with open(self.ballast(i), "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(chunk)
+            except OSError:
+                pass
+
+    def free_disk(self, i):
+        try:
+            os.remove(self.ballast(i))
+        except FileNotFoundError:
+            pass
+
+    def ballast(self, i):
+        return os.path.join(self.nodes[i]["dir"], "ballast")
 
     def blocked(self, origin, target):
         return origin != target and (origin in self.isolated or target in self.isolated)
@@ -217,6 +266,10 @@ class Cluster:
     def stop_all(self):
         for i in list(self.procs):
             self.kill(i, signal.SIGTERM)
+
+    def exit_code(self, i):
+        p = self.procs.get(i)
+        return None if p is None else p.poll()
 
 
 def request(addr, method, path, body=None, timeout=10.0):
@@ -413,6 +466,8 @@ def main():
         leaderless_by_kind = {}
         period = args.duration / max(args.faults, 1)
         kinds = ["kill_leader", "kill_follower", "restart", "partition_leader", "partition_node"]
+        if cluster.disk_faults:
+            kinds.append("full_disk")
         # The faults are paced over --duration; a cluster slow to recover may stretch the run, up
         # to this bound.
         give_up = time.monotonic() + 2 * args.duration + 120
@@ -437,6 +492,16 @@ def main():
                 log(f"node {victim} stopped in {time.monotonic() - started:.1f} s")
                 cluster.start(victim)
                 time.sleep(hold)
+            elif kind == "full_disk":
+                cluster.fill_disk(victim)
+                time.sleep(hold)
+                cluster.free_disk(victim)
+                code = cluster.exit_code(victim)
+                if code is not None:
+                    log(f"node {victim} stopped on its full disk (exit status {code}); restarting it")
+                    cluster.start(victim)
+                else:
+                    log(f"node {victim} kept running through its full disk")
             else:
                 cluster.partition({victim})
                 time.sleep(hold)
@@ -503,6 +568,7 @@ def main():
         print(summary, flush=True)
     finally:
         cluster.stop_all()
+        cluster.unmount_disks()
         if ok and not args.keep:
             shutil.rmtree(root, ignore_errors=True)
         elif not ok:

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::net::SocketAddr;
 
 use hindsight_node::{Node, NodeConfig};
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::ServeArgs;
@@ -64,20 +64,35 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         extra_routes: mcp,
         tls,
     };
-    let served = hindsight_api::serve_with_options(node.clone(), grpc, http, options, async {
-        let signal = signal.await;
-        info!(signal, "shutting down");
+    // A store that failed (a full disk, say) takes no more writes: the node stops and exits with
+    // an error, so that a supervisor restarts it once the cause is fixed, rather than stay up
+    // refusing every write.
+    let mut failure = None;
+    let stop = async {
+        tokio::select! {
+            signal = signal => info!(signal, "shutting down"),
+            reason = node.store_failed() => {
+                error!(reason, "the store stopped on a fatal error; the node stops too");
+                failure = Some(reason);
+            }
+        }
         tokio::spawn(async {
             if tokio::signal::ctrl_c().await.is_ok() {
                 warn!("second interrupt: exiting without a clean shutdown");
                 std::process::exit(130);
             }
         });
-    })
-    .await;
+    };
+    let served = hindsight_api::serve_with_options(node.clone(), grpc, http, options, stop).await;
     node.shutdown().await;
     info!("stopped");
-    Ok(served?)
+    served?;
+    match failure {
+        Some(reason) => Err(anyhow::anyhow!(
+            "the store stopped: {reason}; restart the node once the cause is fixed (acknowledged writes are in its log)"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Without `HINDSIGHT_LOG`, Raft's step-by-step messages are left out: they drown what the node itself

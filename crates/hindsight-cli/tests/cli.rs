@@ -558,3 +558,110 @@ fn a_bank_exported_deleted_and_imported_answers_recall_and_trace_as_before() {
     );
     server.kill();
 }
+
+/// A data directory on a tmpfs of its own, unmounted on drop, so that its disk can be filled.
+struct SmallDisk {
+    path: std::path::PathBuf,
+}
+
+impl SmallDisk {
+    /// `None` where this process may not mount file systems (it is not root).
+    fn mount(path: &Path, megabytes: u32) -> Option<SmallDisk> {
+        std::fs::create_dir_all(path).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(path)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then(|| SmallDisk {
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Writes a ballast file until the disk is full.
+    fn fill(&self) {
+        let mut ballast = File::create(self.path.join("ballast")).unwrap();
+        let chunk = vec![0u8; 1 << 20];
+        while ballast.write_all(&chunk).is_ok() {}
+    }
+
+    fn free(&self) {
+        std::fs::remove_file(self.path.join("ballast")).unwrap();
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.path).status();
+    }
+}
+
+#[test]
+fn a_full_disk_stops_the_node_with_its_reason_and_loses_no_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = dir.path().join("serve.log");
+    let Some(disk) = SmallDisk::mount(&data, 32) else {
+        eprintln!("skipped: mounting a tmpfs needs root, which this run does not have");
+        return;
+    };
+    let mut server = Server::start(&data, &log);
+    let write = |server: &Server, i: usize| {
+        let content = format!("Crate {i} waits in bay {} of the north yard.", i * 7);
+        server.run(&["write", "--bank", BANK, "--content", &content, "--json"])
+    };
+    let mut acked = Vec::new();
+    for i in 0..3 {
+        let output = write(&server, i);
+        assert!(output.status.success(), "{output:?}");
+        let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+        acked.push(answer["id"].as_str().unwrap().to_string());
+    }
+
+    disk.fill();
+    let mut refused = None;
+    for i in 3..500 {
+        let output = write(&server, i);
+        if !output.status.success() {
+            refused = Some(String::from_utf8_lossy(&output.stderr).into_owned());
+            break;
+        }
+        let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+        acked.push(answer["id"].as_str().unwrap().to_string());
+    }
+    let refused = refused.expect("a write fails once the disk is full");
+    assert!(refused.starts_with("error: "), "{refused}");
+
+    // The node does not linger refusing writes: it stops, saying why, for a supervisor to restart.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the node kept running on a failed store"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(!status.success(), "{status}");
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("the store stopped") && said.contains("No space left on device"),
+        "{said}"
+    );
+
+    disk.free();
+    let server = Server::start(&data, &log);
+    for id in &acked {
+        let memory = server.json(&["get", id]);
+        assert_eq!(
+            memory["id"].as_str(),
+            Some(id.as_str()),
+            "acknowledged {id}"
+        );
+    }
+    drop(server);
+    drop(disk);
+}

@@ -656,10 +656,18 @@ impl Node {
         }
     }
 
-    /// True once the node serves requests: started, and a member of a cluster (a node waiting
-    /// to join has no data to serve yet).
+    /// True once the node serves requests: started, a member of a cluster (a node waiting to join
+    /// has no data to serve yet), and its store still running.
     pub fn is_ready(&self) -> bool {
-        self.inner.ready.load(Ordering::SeqCst) && self.is_member()
+        self.inner.ready.load(Ordering::SeqCst)
+            && self.is_member()
+            && self.inner.store.failure().is_none()
+    }
+
+    /// Completes, with the reason, if the store stops on a fatal error such as a full disk. The
+    /// node then takes no writes; a restart, once the cause is fixed, recovers it from its log.
+    pub async fn store_failed(&self) -> String {
+        self.inner.store.failed().await
     }
 
     /// Whether this node belongs to a cluster (as a voter or a learner).

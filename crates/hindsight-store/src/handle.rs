@@ -4,9 +4,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hindsight_core::Command;
-use openraft::error::{InitializeError, RaftError};
+use openraft::error::{Fatal, InitializeError, RaftError};
 use openraft::metrics::WaitError;
-use openraft::{BasicNode, Raft, RaftNetworkFactory, ServerState};
+use openraft::{BasicNode, Raft, RaftMetrics, RaftNetworkFactory, ServerState};
 use sled::Db;
 
 use crate::config::StoreConfig;
@@ -300,6 +300,30 @@ impl StoreHandle {
         self.stopping.send_replace(true);
     }
 
+    /// Why Raft stopped, once it stopped on a fatal error (a full disk, say): the store then
+    /// takes no writes until the node is restarted.
+    pub fn failure(&self) -> Option<String> {
+        failure_of(&self.raft.metrics().borrow())
+    }
+
+    /// Completes when Raft stops on a fatal error, with the reason; never for a store that is
+    /// shut down on purpose.
+    pub async fn failed(&self) -> String {
+        let mut metrics = self.raft.metrics();
+        loop {
+            if let Some(reason) = failure_of(&metrics.borrow_and_update()) {
+                return reason;
+            }
+            if metrics.changed().await.is_err() {
+                // Raft is gone; its last metrics say whether it failed.
+                match failure_of(&metrics.borrow()) {
+                    Some(reason) => return reason,
+                    None => return std::future::pending().await,
+                }
+            }
+        }
+    }
+
     /// Whether [`StoreHandle::begin_shutdown`] was called.
     pub fn is_stopping(&self) -> bool {
         *self.stopping.borrow()
@@ -406,6 +430,14 @@ pub(crate) async fn known_leader(
         .map(|n| n.addr.clone())
         .unwrap_or_default();
     Ok((leader, addr))
+}
+
+/// The fatal error Raft stopped on; a shutdown on purpose (`Stopped`) is not a failure.
+fn failure_of(metrics: &RaftMetrics<u64, BasicNode>) -> Option<String> {
+    match &metrics.running_state {
+        Ok(()) | Err(Fatal::Stopped) => None,
+        Err(fatal) => Some(fatal.to_string()),
+    }
 }
 
 fn wait_error(error: WaitError, what: String, after: Duration) -> StoreError {
