@@ -60,6 +60,7 @@ struct Inner {
     /// Membership changes are serialised: concurrent ones could leave a joint configuration.
     membership: tokio::sync::Mutex<()>,
     review_hints: std::sync::OnceLock<ReviewHintSink>,
+    key_check: std::sync::OnceLock<String>,
 }
 
 impl RaftTransportService {
@@ -79,6 +80,7 @@ impl RaftTransportService {
                 auth,
                 membership: tokio::sync::Mutex::new(()),
                 review_hints: std::sync::OnceLock::new(),
+                key_check: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -132,6 +134,7 @@ impl RaftTransportService {
             AddMemberRequest {
                 node_id: self.inner.node_id,
                 address: advertise.to_string(),
+                key_check: self.key_check().to_string(),
             },
             Some(MEMBERSHIP_TIMEOUT),
         );
@@ -142,25 +145,39 @@ impl RaftTransportService {
         Ok(reply.into_inner().into())
     }
 
+    /// Sets the fingerprint of this node's record-signing key (see `AddMemberRequest.key_check`).
+    pub fn set_key_check(&self, check: String) {
+        let _ = self.inner.key_check.set(check);
+    }
+
+    fn key_check(&self) -> &str {
+        self.inner.key_check.get().map_or("", String::as_str)
+    }
+
     /// Adds a member, on the leader (forwarded there from any other member).
-    pub async fn add_member(&self, id: u64, addr: &str) -> Result<ClusterStatus, ClusterError> {
+    pub async fn add_member(
+        &self,
+        request: AddMemberRequest,
+    ) -> Result<ClusterStatus, ClusterError> {
         match self.leader()? {
             Leader::This => {
+                if request.key_check != self.key_check() {
+                    return Err(ClusterError::InvalidArgument(format!(
+                        "node {} signs records with another key than this cluster (key check {:?}, the cluster's {:?}): give every node the same record key or cluster secret",
+                        request.node_id,
+                        request.key_check,
+                        self.key_check()
+                    )));
+                }
                 let _serial = self.inner.membership.lock().await;
-                membership::add_member(&self.inner.raft, id, addr).await?;
+                membership::add_member(&self.inner.raft, request.node_id, &request.address).await?;
                 Ok(self.status())
             }
             Leader::Other {
                 addr: leader_addr, ..
             } => {
                 let mut client = self.inner.peers.client(&leader_addr)?;
-                let request = self.inner.peers.request(
-                    AddMemberRequest {
-                        node_id: id,
-                        address: addr.to_string(),
-                    },
-                    Some(MEMBERSHIP_TIMEOUT),
-                );
+                let request = self.inner.peers.request(request, Some(MEMBERSHIP_TIMEOUT));
                 let reply = client
                     .add_member(request)
                     .await
@@ -427,8 +444,7 @@ impl RaftTransport for RaftTransportService {
         request: Request<AddMemberRequest>,
     ) -> Result<Response<ClusterStatusReply>, Status> {
         self.admit(&request, None)?;
-        let m = request.into_inner();
-        let status = RaftTransportService::add_member(self, m.node_id, &m.address).await?;
+        let status = RaftTransportService::add_member(self, request.into_inner()).await?;
         Ok(Response::new(status.into()))
     }
 

@@ -443,6 +443,39 @@ async fn a_contradiction_written_through_a_follower_gets_the_leader_to_review() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_that_signs_with_another_key_is_refused_at_join() {
+    watchdog(
+        "a_node_that_signs_with_another_key_is_refused_at_join",
+        TEST_LIMIT,
+    );
+    let root = tempfile::tempdir().unwrap();
+    let first = Member::start(root.path(), 1, None, None).await;
+    // Same secret, so node-to-node calls pass; another active key id, so its signatures would
+    // not verify on the other replicas.
+    let stranger = Member::start_with(root.path(), 2, None, None, |config| {
+        config.cluster.bootstrap = false;
+        config.integrity.key_id = "another-key".into();
+    })
+    .await;
+    let refused = within(
+        "a join",
+        STEP_LIMIT,
+        stranger.node.join_cluster(&first.grpc.to_string()),
+    )
+    .await
+    .expect_err("a node with another record key is refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("signs records with another key"),
+        "{refused}"
+    );
+    assert_eq!(voters(&first), vec![1]);
+    assert_eq!(first.node.cluster_status().members.len(), 1);
+    stop_all(vec![stranger, first]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn node_to_node_calls_need_the_secret_and_the_right_node_id() {
     watchdog(
         "node_to_node_calls_need_the_secret_and_the_right_node_id",

@@ -119,6 +119,17 @@ impl RecordSigner {
         self.verify(memory, signature)
     }
 
+    /// Names the active key without revealing it: its id and a MAC of a fixed text under it.
+    /// Nodes that must verify each other's records compare these before they join.
+    pub fn fingerprint(&self) -> String {
+        let mut mac = self
+            .mac(&self.active)
+            .expect("the active key is always in the ring");
+        mac.update(b"hindsight record key fingerprint");
+        let digest = mac.finalize().into_bytes();
+        format!("{}:{}", self.active, hex::encode(&digest[..8]))
+    }
+
     fn mac(&self, key_id: &str) -> Option<HmacSha256> {
         let secret = self.keys.get(key_id)?;
         Some(HmacSha256::new_from_slice(secret).expect("HMAC accepts keys of any length"))
@@ -139,6 +150,19 @@ impl fmt::Debug for RecordSigner {
 mod tests {
     use super::*;
     use crate::canonical::tests::sample;
+
+    #[test]
+    fn fingerprints_tell_keys_apart_without_showing_them() {
+        let secret = "a shared record key of some length";
+        let one = RecordSigner::new("k1", secret).unwrap();
+        let same = RecordSigner::new("k1", secret).unwrap();
+        let other_secret = RecordSigner::new("k1", "another record key of some length").unwrap();
+        let other_id = RecordSigner::new("k2", secret).unwrap();
+        assert_eq!(one.fingerprint(), same.fingerprint());
+        assert_ne!(one.fingerprint(), other_secret.fingerprint());
+        assert_ne!(one.fingerprint(), other_id.fingerprint());
+        assert!(!one.fingerprint().contains(secret));
+    }
     use hindsight_core::SourceKind;
 
     fn signer() -> RecordSigner {

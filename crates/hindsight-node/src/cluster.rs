@@ -72,6 +72,11 @@ pub(crate) fn spawn_join(node: &Node) {
                         tracing::info!(seed = %seed, leader = ?status.leader_id, "joined the cluster");
                         return;
                     }
+                    Err(ClusterError::InvalidArgument(why)) => {
+                        // A refusal, not an outage: asking again would get the same answer.
+                        tracing::error!(seed = %seed, error = %why, "the cluster refused this node; fix its configuration and restart it");
+                        return;
+                    }
                     Err(e) if round.is_multiple_of(10) => {
                         tracing::warn!(seed = %seed, error = %e, "could not join the cluster yet; retrying")
                     }

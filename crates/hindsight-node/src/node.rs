@@ -166,6 +166,9 @@ impl Node {
             peers,
             transport_auth,
         );
+        if let Some(signer) = &signer {
+            cluster.set_key_check(signer.fingerprint());
+        }
 
         let context = Arc::new(BankContext {
             reader: store.reader().clone(),
