@@ -75,13 +75,7 @@ export function setup() {
   }
   client.connect(NODES[0], { plaintext: !c.GRPC_TLS, timeout: '10s' });
   for (let b = 0; b < BANKS; b++) {
-    for (let done = 0; done < c.SEED; done += 100) {
-      const items = Array.from({ length: Math.min(100, c.SEED - done) }, () => writeRequest(bank(b)));
-      const res = client.invoke('hindsight.v1.MemoryService/WriteBatch', { items }, PARAMS);
-      if (!res || res.status !== grpc.StatusOK) {
-        throw new Error(`seeding failed: ${res && res.error ? JSON.stringify(res.error) : 'no answer'}`);
-      }
-    }
+    c.seedOverGrpc(client, c.SEED, () => writeRequest(bank(b)), PARAMS);
   }
   client.close();
 }

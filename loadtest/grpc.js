@@ -39,14 +39,7 @@ function writeRequest() {
 
 export function setup() {
   connect();
-  const seed = c.SCENARIO === 'recall-heavy' ? c.SEED : 20;
-  for (let done = 0; done < seed; done += 100) {
-    const items = Array.from({ length: Math.min(100, seed - done) }, writeRequest);
-    const res = client.invoke('hindsight.v1.MemoryService/WriteBatch', { items }, PARAMS);
-    if (!res || res.status !== grpc.StatusOK) {
-      throw new Error(`seeding failed: ${res && res.error ? JSON.stringify(res.error) : 'no answer'}`);
-    }
-  }
+  c.seedOverGrpc(client, c.SCENARIO === 'recall-heavy' ? c.SEED : 20, writeRequest, PARAMS);
   client.close();
 }
 

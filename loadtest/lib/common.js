@@ -14,6 +14,7 @@
 //   LOAD_SEED        memories written before a recall-heavy run (default 500)
 //   LOAD_P99_WRITE_MS, LOAD_P99_RECALL_MS  latency thresholds (defaults 1000 and 500)
 //   LOAD_MAX_ERRORS  highest share of failed operations (default 0.01)
+import grpc from 'k6/net/grpc';
 
 export const SCENARIO = __ENV.SCENARIO || 'mixed';
 export const HTTP = (__ENV.HINDSIGHT_HTTP || 'http://127.0.0.1:7401').replace(/\/$/, '');
@@ -104,4 +105,16 @@ export function query() {
 
 export function bankPath() {
   return encodeURIComponent(BANK);
+}
+
+// Writes `count` memories through a k6 gRPC client in WriteBatch calls of at most 100, made by
+// `item`; a refused batch ends the test's setup, since the load would measure an empty bank.
+export function seedOverGrpc(client, count, item, params) {
+  for (let done = 0; done < count; done += 100) {
+    const items = Array.from({ length: Math.min(100, count - done) }, item);
+    const res = client.invoke('hindsight.v1.MemoryService/WriteBatch', { items }, params);
+    if (!res || res.status !== grpc.StatusOK) {
+      throw new Error(`seeding failed: ${res && res.error ? JSON.stringify(res.error) : 'no answer'}`);
+    }
+  }
 }
