@@ -315,5 +315,11 @@ async fn review_bench(
         c.judge,
         c.decisions
     );
+    let steps: Vec<String> = report
+        .phases
+        .iter()
+        .map(|(step, micros)| format!("{step} {:.3}", *micros as f64 / 1e6))
+        .collect();
+    println!("review cycle steps (s): {}", steps.join(", "));
     Ok(())
 }

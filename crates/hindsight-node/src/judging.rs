@@ -289,14 +289,36 @@ impl LlmJudge {
 
 /// The rules judge over every pair: no tokens, nothing deferred.
 pub fn judge_with_rules(judge: &RulesJudge, pairs: &[Pair]) -> Judged {
+    // Pairs are judged independently, so the work splits across cores; each part stays in order.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(pairs.len() / PAIRS_PER_THREAD)
+        .max(1);
+    let judgements = if threads == 1 {
+        judge.judge(pairs)
+    } else {
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = pairs
+                .chunks(pairs.len().div_ceil(threads))
+                .map(|part| scope.spawn(move || judge.judge(part)))
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().expect("the rules judge panicked"))
+                .collect()
+        })
+    };
     Judged {
-        judgements: judge.judge(pairs),
+        judgements,
         deferred: vec![],
         tokens_used: 0,
         token_budget: 0,
         judge: judge.name().to_string(),
     }
 }
+
+/// Fewer pairs than this are judged on the calling thread.
+const PAIRS_PER_THREAD: usize = 256;
 
 fn items_of(batch: &[Pair]) -> Vec<JudgeItem> {
     batch

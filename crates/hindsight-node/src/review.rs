@@ -38,6 +38,7 @@ pub async fn review(
     as_of: Option<Timestamp>,
 ) -> Result<ReviewReport, NodeError> {
     let started = Instant::now();
+    let mut phases = Phases::new();
     let now = Timestamp::now();
     let as_of = as_of.unwrap_or(now);
     let view = node.bank_view(&bank).await?;
@@ -45,9 +46,11 @@ pub async fn review(
         .read_barrier(vec![view], Consistency::Linearizable)
         .await?
         .remove(0);
+    phases.mark("read barrier");
     let expired = expire(node, &bank, &view, as_of, now).await?;
     // Expiry may have replaced the view's records; read the current one.
     let view = node.bank_view(&bank).await?;
+    phases.mark("expiry");
 
     let state = node
         .reader()
@@ -61,6 +64,7 @@ pub async fn review(
     }
     let max_memories = bank_config.max_memories;
     let voices = user_voices(node, &view, state.watermark, &settings).await?;
+    phases.mark("user voices");
     let cycle_view = view.clone();
     let llm = node.llm_judge();
     let plan = tokio::task::spawn_blocking(move || {
@@ -82,12 +86,14 @@ pub async fn review(
     let considered = plan.considered;
     let backlog = plan.backlog;
     let mut plan = plan;
+    phases.extend(std::mem::take(&mut plan.phases));
     for derived in &mut plan.created {
         node.sign(&mut derived.memory);
     }
     let mut report = plan.report;
     report.expired = expired.len() as u64;
     report.took_micros = started.elapsed().as_micros() as u64;
+    phases.restart();
     let (log_index, outcome) = node
         .propose(Command::Review {
             bank: bank.clone(),
@@ -117,13 +123,16 @@ pub async fn review(
             )))
         }
     };
+    phases.mark("propose");
     // Only changed memories reach the bank's actor; a cycle that changed nothing has nothing to
     // wait for.
     if !updated.is_empty() || !created.is_empty() || !purged.is_empty() {
         node.wait_indexed(view, log_index).await?;
     }
+    phases.mark("apply and index");
     report.cycle = cycle;
     crate::quarantine_review::check(node, &bank, report.tokens_used).await?;
+    phases.mark("quarantine check");
     report.took_micros = started.elapsed().as_micros() as u64;
     if !updated.is_empty() || !expired.is_empty() || !created.is_empty() || !purged.is_empty() {
         tracing::info!(
@@ -143,7 +152,44 @@ pub async fn review(
         purged,
         backlog,
         cycle: report,
+        phases: phases.done(),
     })
+}
+
+/// Wall-clock time of a cycle's steps, each from the end of the one before.
+struct Phases {
+    steps: Vec<(String, u64)>,
+    since: Instant,
+}
+
+impl Phases {
+    fn new() -> Self {
+        Phases {
+            steps: vec![],
+            since: Instant::now(),
+        }
+    }
+
+    fn mark(&mut self, step: &str) {
+        let now = Instant::now();
+        self.steps
+            .push((step.to_string(), (now - self.since).as_micros() as u64));
+        self.since = now;
+    }
+
+    /// Steps timed elsewhere (the plan, on a blocking thread) were added; the next step starts now.
+    fn extend(&mut self, steps: Vec<(String, u64)>) {
+        self.steps.extend(steps);
+        self.since = Instant::now();
+    }
+
+    fn restart(&mut self) {
+        self.since = Instant::now();
+    }
+
+    fn done(self) -> Vec<(String, u64)> {
+        self.steps
+    }
 }
 
 async fn expire(
@@ -192,6 +238,7 @@ struct CyclePlan {
     purged: Vec<MemoryId>,
     considered: usize,
     backlog: u64,
+    phases: Vec<(String, u64)>,
 }
 
 /// What a cycle needs besides the view and the settings.
@@ -297,6 +344,7 @@ fn plan_cycle(
     as_of: Timestamp,
     now: Timestamp,
 ) -> CyclePlan {
+    let mut phases = Phases::new();
     let CycleLimits {
         max_memories,
         voices,
@@ -313,8 +361,13 @@ fn plan_cycle(
     let (mut changed, watermark, backlog) =
         oldest_changes(changed, settings.max_changed_per_cycle, indexed_through);
     changed.sort_by_key(|m| m.id);
+    phases.mark("gather changed");
     let hood = ViewNeighbourhood::new(view, &records, voices, &changed);
+    phases.mark("group slots");
+    hood.search_ahead(&changed, settings.pairs.neighbours_per_memory);
+    phases.mark("neighbour search");
     let selection = select_pairs(&changed, records.len(), &hood, &settings.pairs);
+    phases.mark("select pairs");
     let mut pairs = selection.pairs;
     let mut keys: HashSet<PairKey> = pairs.iter().map(Pair::key).collect();
     for (a, b) in &state.deferred {
@@ -330,7 +383,9 @@ fn plan_cycle(
         None => judge_with_rules(&RulesJudge::new(settings.rules.clone()), &pairs),
     };
     let judgements = judged.judgements;
+    phases.mark("judge");
     let mut decisions = resolve(&pairs, &judgements, &settings.strategies);
+    phases.mark("resolve");
 
     let last_decay = state.last.as_ref().map(|r| r.as_of);
     let decay_due = last_decay.is_none_or(|t| as_of.days_since(t) >= DECAY_PERIOD_DAYS);
@@ -341,9 +396,11 @@ fn plan_cycle(
             decisions.extend(decay(&all, since, &decided, &settings.decay));
         }
     }
+    phases.mark("decay");
     let (distilled, created) =
         maintenance::distillation(&changed, &records, &hood, &settings.distill, now);
     decisions.extend(distilled);
+    phases.mark("distill");
     let quota = maintenance::Quota {
         memories: max_memories,
         bytes: view.config().max_bytes,
@@ -355,6 +412,7 @@ fn plan_cycle(
         &decided_ids(&decisions),
     ));
     let purged = maintenance::purge_due(&records, as_of, settings.archive_retention_days);
+    phases.mark("quota and purge");
 
     let (changes, conflicts) = to_changes(&decisions, &records, now);
     let mut by_action: BTreeMap<String, u64> = BTreeMap::new();
@@ -389,6 +447,10 @@ fn plan_cycle(
         purged,
         considered: records.len(),
         backlog,
+        phases: {
+            phases.mark("changes");
+            phases.done()
+        },
     }
 }
 
@@ -574,6 +636,51 @@ impl<'a> ViewNeighbourhood<'a> {
     }
 }
 
+impl ViewNeighbourhood<'_> {
+    /// Runs the neighbour searches of `memories` on every core before pair selection asks for them
+    /// one by one: they are independent of each other, and together they are most of a cycle's
+    /// planning time.
+    fn search_ahead(&self, memories: &[Arc<Memory>], limit: usize) {
+        let todo: Vec<MemoryId> = {
+            let searched = self.searched.borrow();
+            memories
+                .iter()
+                .filter(|m| hindsight_review::is_reviewable(m))
+                .map(|m| m.id)
+                .filter(|id| !searched.contains_key(&(*id, limit)))
+                .collect()
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(todo.len() / SEARCHES_PER_THREAD)
+            .max(1);
+        let (view, records) = (self.view, self.records);
+        let search = |part: &[MemoryId]| -> Vec<(SearchKey, Vec<(u128, f32)>)> {
+            part.iter()
+                .filter_map(|id| Some(((*id, limit), search_similar(view, records, *id, limit)?)))
+                .collect()
+        };
+        let found = if threads == 1 {
+            search(&todo)
+        } else {
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = todo
+                    .chunks(todo.len().div_ceil(threads))
+                    .map(|part| scope.spawn(move || search(part)))
+                    .collect();
+                workers
+                    .into_iter()
+                    .flat_map(|w| w.join().expect("a neighbour search panicked"))
+                    .collect()
+            })
+        };
+        self.searched.borrow_mut().extend(found);
+    }
+}
+
+/// Fewer searches than this are not worth a thread of their own.
+const SEARCHES_PER_THREAD: usize = 32;
+
 impl Neighbourhood for ViewNeighbourhood<'_> {
     fn similar(
         &self,
@@ -585,20 +692,10 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
         let found = match searched.entry((memory.id, limit)) {
             Entry::Occupied(found) => found.into_mut(),
             Entry::Vacant(slot) => {
-                let vectors = self.view.index.vectors();
-                let Some(vector) = vectors.get(memory.id.0) else {
+                let Some(found) = search_similar(self.view, self.records, memory.id, limit) else {
                     return vec![];
                 };
-                let reviewable = |id: u128| {
-                    self.records
-                        .get(&MemoryId(id))
-                        .is_some_and(|m| hindsight_review::is_reviewable(m))
-                };
-                slot.insert(
-                    vectors
-                        .search(&vector, limit + 1, &reviewable)
-                        .unwrap_or_default(),
-                )
+                slot.insert(found)
             }
         };
         found
@@ -679,8 +776,33 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
     }
 }
 
+/// The index's nearest reviewable memories to `id` (itself among them), `None` when it has no
+/// vector.
+fn search_similar(
+    view: &BankView,
+    records: &HashMap<MemoryId, Arc<Memory>>,
+    id: MemoryId,
+    limit: usize,
+) -> Option<Vec<(u128, f32)>> {
+    let vectors = view.index.vectors();
+    let vector = vectors.get(id.0)?;
+    let reviewable = |id: u128| {
+        records
+            .get(&MemoryId(id))
+            .is_some_and(|m| hindsight_review::is_reviewable(m))
+    };
+    Some(
+        vectors
+            .search(&vector, limit + 1, &reviewable)
+            .unwrap_or_default(),
+    )
+}
+
 /// Index hits (id, similarity) by memory and number asked for.
-type Searches = HashMap<(MemoryId, usize), Vec<(u128, f32)>>;
+type Searches = HashMap<SearchKey, Vec<(u128, f32)>>;
+
+/// A memory and the number of neighbours asked for.
+type SearchKey = (MemoryId, usize);
 
 /// Memories by slot subject, then attribute.
 type SlotGroups = HashMap<String, HashMap<String, Vec<Arc<Memory>>>>;

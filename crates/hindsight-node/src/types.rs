@@ -36,6 +36,10 @@ pub struct ReviewReport {
     /// Changed memories left for the next cycles because this one took its maximum.
     pub backlog: u64,
     pub cycle: CycleReport,
+    /// Wall-clock microseconds of the cycle's steps on the node that ran it, in order: what a slow
+    /// cycle spent its time on. Local to that node; not carried over the API.
+    #[serde(default)]
+    pub phases: Vec<(String, u64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

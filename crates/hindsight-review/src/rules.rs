@@ -21,6 +21,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use hindsight_core::{Memory, MemoryId, SourceKind};
 use serde::{Deserialize, Serialize};
@@ -472,18 +473,43 @@ impl Judge for RulesJudge {
 
     fn judge(&self, pairs: &[Pair]) -> Vec<Judgement> {
         // A memory changed in this cycle meets many neighbours; read its text once.
-        let mut read: HashMap<MemoryId, Statement> = HashMap::new();
+        let mut read: HashMap<MemoryId, Arc<Statement>> = HashMap::new();
         pairs
             .iter()
             .map(|p| {
                 for m in [&p.a, &p.b] {
-                    read.entry(m.id)
-                        .or_insert_with(|| Statement::read(&m.content));
+                    read.entry(m.id).or_insert_with(|| reading(&m.content));
                 }
                 self.judge_read(p, &read[&p.a.id], &read[&p.b.id])
             })
             .collect()
     }
+}
+
+/// Readings kept at most; past it the cache starts over.
+const MAX_KEPT_READINGS: usize = 65_536;
+
+/// The reading of `content`, kept across calls: a reading depends on the text alone, and each
+/// cycle judges its new memories against unchanged neighbours that earlier cycles already read.
+fn reading(content: &str) -> Arc<Statement> {
+    type Readings = Mutex<HashMap<Arc<str>, Arc<Statement>>>;
+    static READINGS: OnceLock<Readings> = OnceLock::new();
+    let readings = READINGS.get_or_init(Readings::default);
+    let kept = readings
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(content)
+        .cloned();
+    if let Some(kept) = kept {
+        return kept;
+    }
+    let read = Arc::new(Statement::read(content));
+    let mut readings = readings.lock().unwrap_or_else(PoisonError::into_inner);
+    if readings.len() >= MAX_KEPT_READINGS {
+        readings.clear();
+    }
+    readings.insert(Arc::from(content), read.clone());
+    read
 }
 
 /// A topic word `denier` denies and `other` affirms (and does not deny itself).

@@ -291,6 +291,7 @@ mod tests {
                 decisions: [("supersede".to_string(), 1)].into_iter().collect(),
                 expired: 1,
             },
+            phases: vec![],
         };
         assert_eq!(round_trip::<_, pb::ReviewResponse>(&report), report);
     }

@@ -181,6 +181,7 @@ impl TryFrom<pb::ReviewResponse> for ReviewReport {
                 Some(cycle) => cycle.try_into()?,
                 None => CycleReport::default(),
             },
+            phases: vec![],
         })
     }
 }
