@@ -8,6 +8,10 @@
 //!   RAYON_NUM_THREADS=1 cargo run --release -p hindsight-index --example hnsw_bench -- \
 //!     DIR M EF_CONSTRUCTION
 //!
+//! With `HNSW_BENCH_CACHE=DIR` the built index is dumped under DIR (one subdirectory per data set
+//! and parameters) and later runs load it instead of building, as a bank does when it restarts;
+//! the build time printed is then the load time, flagged `"loaded": true`.
+//!
 //! Files: `base.f32` and `queries.f32` hold `u32 n, u32 dim` then `n × dim` little-endian f32;
 //! `truth.u32` holds `u32 n, u32 k` then `n × k` ids (row numbers of `base.f32`), nearest first.
 
@@ -16,7 +20,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Instant;
 
-use hindsight_index::{VectorConfig, VectorIndex};
+use hindsight_index::{BankIndex, BankIndexConfig, IndexDoc, VectorConfig};
 
 const K: usize = 10;
 /// Vectors per insert call, as a bank's index receives them when it loads from the store.
@@ -62,18 +66,51 @@ fn main() {
         background_rebuild: false,
         ..VectorConfig::new(dim)
     };
-    let index = VectorIndex::new(config);
-    let started = Instant::now();
-    for (first, chunk) in base.chunks(BATCH).enumerate() {
-        let items: Vec<(u128, Vec<f32>)> = chunk
+    let cache = std::env::var_os("HNSW_BENCH_CACHE").map(|root| {
+        // Keyed by the parameters and a fingerprint of the data, so another data set never loads it.
+        let fingerprint = base
             .iter()
-            .enumerate()
-            .map(|(i, v)| ((first * BATCH + i) as u128, v.clone()))
-            .collect();
-        index.insert_batch(&items).expect("insert");
-    }
-    index.wait_for_rebuild();
+            .step_by((base.len() / 64).max(1))
+            .flat_map(|v| v.iter().take(4))
+            .fold(0u64, |h, x| {
+                (h ^ u64::from(x.to_bits())).wrapping_mul(0x100_0000_01b3)
+            });
+        Path::new(&root).join(format!(
+            "{}x{dim}-m{m}-efc{ef_construction}-{fingerprint:016x}",
+            base.len()
+        ))
+    });
+    let bank_config = BankIndexConfig {
+        vector: config,
+        ..BankIndexConfig::new(dim)
+    };
+    let started = Instant::now();
+    let loaded = cache
+        .as_deref()
+        .and_then(|dir| BankIndex::load_with_config(dir, "hnsw_bench", bank_config.clone()).ok());
+    let is_loaded = loaded.is_some();
+    let bank = loaded.unwrap_or_else(|| {
+        let bank = BankIndex::new("hnsw_bench", bank_config);
+        for (first, chunk) in base.chunks(BATCH).enumerate() {
+            let docs: Vec<IndexDoc> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, v)| IndexDoc {
+                    id: (first * BATCH + i) as u128,
+                    vector: v.clone(),
+                    ..IndexDoc::default()
+                })
+                .collect();
+            bank.upsert_batch(docs).expect("insert");
+        }
+        bank.vectors().wait_for_rebuild();
+        bank
+    });
+    let index = bank.vectors();
     let build_secs = started.elapsed().as_secs_f64();
+    if let (Some(dir), false) = (&cache, is_loaded) {
+        bank.dump(dir).expect("dump to the cache");
+    }
     let stats = index.stats();
     assert!(
         stats.graph_points.is_some(),
@@ -88,7 +125,7 @@ fn main() {
     println!(
         "{{\"library\": \"hindsight-index\", \"n\": {}, \"dim\": {dim}, \"m\": {m}, \
          \"ef_construction\": {ef_construction}, \"build_secs\": {build_secs:.2}, \
-         \"graph_points\": {}}}",
+         \"graph_points\": {}, \"loaded\": {is_loaded}}}",
         base.len(),
         stats.graph_points.unwrap_or(0),
     );

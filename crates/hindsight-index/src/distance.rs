@@ -20,12 +20,29 @@ impl Distance<f32> for UnitCosine {
     }
 }
 
-/// Dot product written with independent lanes so the optimiser can
-/// vectorise it (float addition is not associative, so a plain fold stays
-/// scalar). An AVX2/FMA version measured no faster on 100k × 512 scans,
-/// which are bound by memory bandwidth, so there is no unsafe SIMD here.
+/// Dot product: the AVX2/FMA kernel where the CPU has it, else the portable one.
+///
+/// Graph searches read vectors at random, and at 512 dimensions the
+/// distances dominate their time: the portable kernel, compiled for the
+/// baseline x86-64 target, runs 4-lane SSE multiplies and adds, while the
+/// AVX2/FMA one does 8-lane fused multiply-adds on four accumulators.
+/// Exact scans and graph searches both come here, so their scores agree
+/// bit for bit on any one machine.
 #[inline]
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports both features the kernel is compiled for.
+        return unsafe { x86::dot_avx2_fma(a, b) };
+    }
+    dot_portable(a, b)
+}
+
+/// Dot product written with independent lanes so the optimiser can
+/// vectorise it (float addition is not associative, so a plain fold stays
+/// scalar).
+#[inline]
+fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
     let mut acc = [0f32; 8];
@@ -42,6 +59,54 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
         s += x * y;
     }
     s
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::{
+        __m256, _mm256_add_ps, _mm256_castps256_ps128, _mm256_extractf128_ps, _mm256_fmadd_ps,
+        _mm256_loadu_ps, _mm256_setzero_ps, _mm_add_ps, _mm_add_ss, _mm_cvtss_f32, _mm_movehl_ps,
+        _mm_shuffle_ps,
+    };
+
+    /// Loads 8 floats from the start of `v`, which must hold at least 8.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn load8(v: &[f32]) -> __m256 {
+        assert!(v.len() >= 8);
+        // SAFETY: `v` holds at least 8 floats (asserted); the load is unaligned.
+        unsafe { _mm256_loadu_ps(v.as_ptr()) }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn dot_avx2_fma(a: &[f32], b: &[f32]) -> f32 {
+        let n = a.len().min(b.len());
+        let (a, b) = (&a[..n], &b[..n]);
+        let mut acc = [_mm256_setzero_ps(); 4];
+        let ca = a.chunks_exact(32);
+        let cb = b.chunks_exact(32);
+        let (ra, rb) = (ca.remainder(), cb.remainder());
+        for (x, y) in ca.zip(cb) {
+            for (j, acc) in acc.iter_mut().enumerate() {
+                *acc = _mm256_fmadd_ps(load8(&x[8 * j..]), load8(&y[8 * j..]), *acc);
+            }
+        }
+        let ca = ra.chunks_exact(8);
+        let cb = rb.chunks_exact(8);
+        let (ra, rb) = (ca.remainder(), cb.remainder());
+        for (x, y) in ca.zip(cb) {
+            acc[0] = _mm256_fmadd_ps(load8(x), load8(y), acc[0]);
+        }
+        let v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+        let v = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+        let v = _mm_add_ss(v, _mm_shuffle_ps::<0b01>(v, v));
+        let mut s = _mm_cvtss_f32(v);
+        for (x, y) in ra.iter().zip(rb) {
+            s += x * y;
+        }
+        s
+    }
 }
 
 /// Checks the dimension and returns a unit-length copy.
@@ -79,6 +144,7 @@ mod tests {
             let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
             let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
             assert!((dot(&a, &b) - naive).abs() < 1e-3, "n={n}");
+            assert!((dot_portable(&a, &b) - naive).abs() < 1e-3, "n={n}");
         }
     }
 

@@ -16,6 +16,7 @@ mod bm25;
 mod distance;
 mod entity;
 mod error;
+mod flat;
 mod persist;
 mod time;
 mod topk;

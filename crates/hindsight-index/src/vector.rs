@@ -16,6 +16,7 @@ use hnsw_rs::hnswio::HnswIo;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::distance::{dot, normalised, UnitCosine};
+use crate::flat::{FlatGraph, ScratchPool, Vectors};
 use crate::persist;
 use crate::topk::{sort_hits, TopK};
 use crate::IndexError;
@@ -110,6 +111,16 @@ const FILTER_SAMPLE: usize = 64;
 const MAX_EF: usize = 4096;
 /// Layers of the graph; hnsw_rs only dumps graphs with its maximum of 16.
 const MAX_LAYER: usize = 16;
+/// Slots linked into the graph after its links were copied for searching are
+/// scanned exactly by every search; the copy is refreshed once they number
+/// this many, or `1 / REFRESH_FRACTION` of the copied slots when that is
+/// more. A copy reads every node's links, so its cost grows with the graph;
+/// tying the interval to the graph's size keeps that cost per insert flat
+/// while the scanned tail stays a small fraction of a search.
+const REFRESH_MIN: usize = 256;
+const REFRESH_FRACTION: usize = 64;
+/// How long a refresh waits for inserts in flight to finish linking.
+const REFRESH_SETTLE: Duration = Duration::from_millis(20);
 /// Marks a slot that was dead when a rebuild copied it.
 const NO_SLOT: u32 = u32::MAX;
 
@@ -127,6 +138,8 @@ struct Shared {
     status: Mutex<BuildStatus>,
     idle: Condvar,
     closing: AtomicBool,
+    /// Working memory of the flat graph search.
+    scratch: ScratchPool,
 }
 
 #[derive(Default)]
@@ -174,6 +187,13 @@ impl Arena {
     }
 }
 
+impl Vectors for Arena {
+    #[inline]
+    fn vector(&self, slot: usize) -> &[f32] {
+        self.get(slot)
+    }
+}
+
 /// Everything a search needs, swapped as a whole by a rebuild.
 struct State {
     slots: Vec<Slot>,
@@ -181,6 +201,9 @@ struct State {
     /// Live id → slot.
     by_id: HashMap<u128, u32>,
     graph: Option<Arc<Graph>>,
+    /// The graph's links among the slots below `covered()`, searched instead
+    /// of `graph`; slots from there on are scanned exactly.
+    flat: Option<Arc<FlatGraph>>,
 }
 
 impl State {
@@ -190,6 +213,7 @@ impl State {
             arena: Arena::new(dim),
             by_id: HashMap::new(),
             graph: None,
+            flat: None,
         }
     }
 
@@ -229,6 +253,15 @@ impl State {
         let too_dead = dead >= MIN_DEAD_FOR_REBUILD
             && dead as f64 > cfg.rebuild_tombstone_ratio * self.slots.len() as f64;
         graph_missing || too_dead
+    }
+
+    /// Whether enough slots were linked since the flat copy to copy again.
+    fn needs_refresh(&self) -> bool {
+        if self.graph.is_none() {
+            return false;
+        }
+        let covered = self.flat.as_ref().map_or(0, |f| f.covered());
+        self.slots.len() - covered >= REFRESH_MIN.max(covered / REFRESH_FRACTION)
     }
 
     /// Fraction of a deterministic sample of live vectors that pass `filter`.
@@ -353,6 +386,7 @@ impl VectorIndex {
                 status: Mutex::new(BuildStatus::default()),
                 idle: Condvar::new(),
                 closing: AtomicBool::new(false),
+                scratch: ScratchPool::default(),
             }),
         }
     }
@@ -538,6 +572,7 @@ impl VectorIndex {
         }
         let visible = pass * live as f64 / st.slots.len() as f64;
         Ok(graph_search(
+            &self.shared.scratch,
             &st,
             &graph,
             &q,
@@ -576,11 +611,19 @@ impl VectorIndex {
 
     fn maybe_rebuild(&self) {
         let shared = &self.shared;
-        if !shared.state.read().needs_build(&shared.cfg) {
+        let (rebuild, refresh) = {
+            let st = shared.state.read();
+            (st.needs_build(&shared.cfg), st.needs_refresh())
+        };
+        if !rebuild && !refresh {
             return;
         }
         if !shared.cfg.background_rebuild {
-            build(shared);
+            if rebuild {
+                build(shared);
+            } else {
+                refresh_flat(shared);
+            }
             return;
         }
         let mut status = shared.status.lock();
@@ -639,6 +682,11 @@ impl VectorIndex {
         if let Some((basename, points)) = graph {
             if points <= state.slots.len() {
                 state.graph = load_graph(dir, basename, points, cfg.dim).map(Arc::new);
+                state.flat = state
+                    .graph
+                    .as_ref()
+                    .and_then(|g| FlatGraph::copy(&g.hnsw, state.slots.len()))
+                    .map(Arc::new);
             }
         }
         if state.graph.is_none() && cfg.exact_threshold == 0 && state.slots.is_empty() {
@@ -680,7 +728,13 @@ impl std::fmt::Debug for VectorIndex {
 /// afterwards: if at least `k` of the returned nearest nodes pass, they are
 /// the nearest passing nodes the graph can see. Otherwise the list is
 /// widened again, and as a last resort the index is scanned exactly.
+///
+/// The graph is searched through its flat copy when there is one (see
+/// `flat.rs`), with the slots linked since the copy scanned exactly; before
+/// the first copy, through hnsw_rs.
+#[allow(clippy::too_many_arguments)]
 fn graph_search(
+    pool: &ScratchPool,
     st: &State,
     graph: &Graph,
     q: &[f32],
@@ -692,31 +746,98 @@ fn graph_search(
     let base = ef_search.max(k);
     let mut ef =
         ((base as f64 / expected_visible.max(1e-3)).ceil() as usize).clamp(base, MAX_EF.max(base));
-    loop {
-        let found = graph.hnsw.search(q, ef, ef);
-        let mut hits: Vec<(u128, f32)> = found
-            .iter()
-            .filter_map(|n| {
-                let s = st.slots.get(n.d_id)?;
-                (s.live && filter(s.id)).then_some((s.id, 1.0 - n.distance))
-            })
-            .collect();
+    let flat = st.flat.as_deref();
+    let tail = flat.map_or_else(Vec::new, |f| {
+        let mut top = TopK::new(k);
+        for i in f.covered()..st.slots.len() {
+            let s = st.slots[i];
+            if s.live {
+                let score = similarity(q, st.arena.get(i));
+                if top.admits(s.id, score) && filter(s.id) {
+                    top.push(s.id, score);
+                }
+            }
+        }
+        top.into_sorted()
+    });
+    let mut scratch = flat.map(|_| pool.take());
+    let result = loop {
+        let mut hits = tail.clone();
+        match (flat, scratch.as_mut()) {
+            (Some(f), Some(scratch)) => {
+                f.search(&st.arena, q, ef, scratch);
+                hits.extend(scratch.found.iter().filter_map(|&(d, slot)| {
+                    let s = st.slots.get(slot as usize)?;
+                    (s.live && filter(s.id)).then_some((s.id, 1.0 - d))
+                }));
+            }
+            _ => {
+                let found = graph.hnsw.search(q, ef, ef);
+                hits.extend(found.iter().filter_map(|n| {
+                    let s = st.slots.get(n.d_id)?;
+                    (s.live && filter(s.id)).then_some((s.id, 1.0 - n.distance))
+                }));
+            }
+        }
         if hits.len() >= k {
             sort_hits(&mut hits);
             hits.truncate(k);
-            return hits;
+            break hits;
         }
         if ef >= MAX_EF || ef >= st.slots.len() {
             // Fewer than k reachable: only an exact scan can tell if more exist.
-            return st.exact(q, k, filter, expected_visible < 0.5);
+            break st.exact(q, k, filter, expected_visible < 0.5);
         }
         ef = (ef * 4).min(MAX_EF);
+    };
+    if let Some(scratch) = scratch {
+        pool.put(scratch);
+    }
+    result
+}
+
+/// Copies the graph's links for searching again, covering every slot linked
+/// by now. Gives up if inserts keep linking for longer than
+/// [`REFRESH_SETTLE`]; a later write tries again.
+fn refresh_flat(shared: &Shared) {
+    let _serial = shared.build_lock.lock();
+    let deadline = Instant::now() + REFRESH_SETTLE;
+    let (graph, covered) = loop {
+        {
+            let st = shared.state.read();
+            if !st.needs_refresh() {
+                return;
+            }
+            let Some(g) = &st.graph else { return };
+            // Inserts take a slot and count themselves in flight under the
+            // write lock, so none in flight means every slot is linked.
+            if g.inflight.load(Ordering::Acquire) == 0 {
+                break (Arc::clone(g), st.slots.len());
+            }
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    };
+    let Some(flat) = FlatGraph::copy(&graph.hnsw, covered) else {
+        return;
+    };
+    let mut st = shared.state.write();
+    let same_graph = st.graph.as_ref().is_some_and(|g| Arc::ptr_eq(g, &graph));
+    if same_graph && st.flat.as_ref().is_none_or(|f| f.covered() < covered) {
+        st.flat = Some(Arc::new(flat));
     }
 }
 
 fn rebuild_loop(shared: &Shared) {
     loop {
-        build(shared);
+        let rebuild = shared.state.read().needs_build(&shared.cfg);
+        if rebuild {
+            build(shared);
+        } else {
+            refresh_flat(shared);
+        }
         let mut status = shared.status.lock();
         // Checked under the status lock: a writer that sees `scheduled` still
         // set relies on this check to pick up its change.
@@ -809,6 +930,11 @@ fn build(shared: &Shared) {
             }
         }
     }
+    // Copied before the last catch-up, which links few enough slots under the
+    // write lock for searches to scan them exactly until the next copy.
+    let flat = graph
+        .as_ref()
+        .and_then(|g| FlatGraph::copy(&g.hnsw, fresh.slots.len()));
     let mut st = shared.state.write();
     let start = fresh.slots.len();
     copy_range(&st, &mut fresh, &mut remap, cursor..st.slots.len());
@@ -822,6 +948,7 @@ fn build(shared: &Shared) {
         }
     }
     fresh.graph = graph.map(Arc::new);
+    fresh.flat = flat.map(Arc::new);
     *st = fresh;
 }
 
@@ -976,5 +1103,194 @@ fn read_vectors(path: &Path, dim: usize) -> Result<State, IndexError> {
         arena,
         by_id,
         graph: None,
+        flat: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    /// Vectors on a low-dimensional subspace plus a little noise, which is
+    /// closer to embeddings than uniform ones are.
+    fn vectors(seed: u64, n: usize, dim: usize) -> Vec<Vec<f32>> {
+        let mut basis_rng = 0x2545_f491_4f6c_dd1d_u64;
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let next = |s: &mut u64| {
+            *s ^= *s << 13;
+            *s ^= *s >> 7;
+            *s ^= *s << 17;
+            (*s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let basis: Vec<Vec<f32>> = (0..8)
+            .map(|_| (0..dim).map(|_| next(&mut basis_rng)).collect())
+            .collect();
+        (0..n)
+            .map(|_| {
+                let z: Vec<f32> = basis.iter().map(|_| next(&mut s)).collect();
+                (0..dim)
+                    .map(|d| {
+                        let x: f32 = basis.iter().zip(&z).map(|(b, z)| b[d] * z).sum();
+                        x + 0.05 * next(&mut s)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn graph_index(dim: usize) -> VectorIndex {
+        let mut cfg = VectorConfig::new(dim);
+        cfg.max_nb_connection = 12;
+        cfg.ef_construction = 64;
+        cfg.exact_threshold = 0;
+        cfg.background_rebuild = false;
+        cfg.rebuild_tombstone_ratio = 1.0;
+        VectorIndex::new(cfg)
+    }
+
+    fn insert_all(idx: &VectorIndex, first: usize, vecs: &[Vec<f32>]) {
+        let items: Vec<(u128, Vec<f32>)> = vecs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| ((first + i) as u128, v.clone()))
+            .collect();
+        idx.insert_batch(&items).unwrap();
+    }
+
+    fn covered(idx: &VectorIndex) -> Option<usize> {
+        idx.shared.state.read().flat.as_ref().map(|f| f.covered())
+    }
+
+    fn recall(idx: &VectorIndex, queries: &[Vec<f32>], filter: &dyn Fn(u128) -> bool) -> f64 {
+        let mut found = 0;
+        for q in queries {
+            let truth: HashSet<u128> = idx
+                .search_exact(q, 10, filter)
+                .unwrap()
+                .iter()
+                .map(|h| h.0)
+                .collect();
+            let got = idx.search(q, 10, filter).unwrap();
+            assert_eq!(got.len(), 10);
+            assert!(got.iter().all(|h| filter(h.0)));
+            assert!(got.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
+            found += got.iter().filter(|h| truth.contains(&h.0)).count();
+        }
+        found as f64 / (10 * queries.len()) as f64
+    }
+
+    #[test]
+    fn flat_search_agrees_with_the_exact_scan() {
+        let dim = 48;
+        let idx = graph_index(dim);
+        insert_all(&idx, 0, &vectors(1, 6_000, dim));
+        assert_eq!(covered(&idx), Some(6_000), "copied once linked");
+        idx.set_ef_search(64);
+        let queries = vectors(2, 200, dim);
+        let r = recall(&idx, &queries, &|_| true);
+        let flat = idx.shared.state.write().flat.take();
+        let r_hnsw = recall(&idx, &queries, &|_| true);
+        idx.shared.state.write().flat = flat;
+        // hnsw_rs's own search of the same graph is the reference.
+        assert!(r >= r_hnsw - 0.02, "recall@10 = {r}, hnsw_rs {r_hnsw}");
+        assert!(r >= 0.95, "recall@10 = {r}");
+        // Scores are the exact scan's, bit for bit, for the ids both return.
+        for q in queries.iter().take(20) {
+            let exact: HashMap<u128, f32> = idx
+                .search_exact(q, 10, &|_| true)
+                .unwrap()
+                .into_iter()
+                .collect();
+            for (id, score) in idx.search(q, 10, &|_| true).unwrap() {
+                if let Some(&e) = exact.get(&id) {
+                    assert_eq!(e.to_bits(), score.to_bits());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn flat_search_respects_filters_and_tombstones() {
+        let dim = 32;
+        let idx = graph_index(dim);
+        let vecs = vectors(3, 4_000, dim);
+        insert_all(&idx, 0, &vecs);
+        for id in (0..4_000u128).filter(|i| i % 5 == 0) {
+            assert!(idx.remove(id));
+        }
+        assert!(covered(&idx).is_some());
+        idx.set_ef_search(64);
+        let queries = vectors(4, 100, dim);
+        let odd = |id: u128| id % 2 == 1;
+        let r = recall(&idx, &queries, &odd);
+        assert!(r >= 0.9, "filtered recall@10 = {r}");
+        // A removed vector as the query would be its own nearest neighbour.
+        for id in (0..4_000usize).step_by(5).take(100) {
+            let hits = idx.search(&vecs[id], 10, &|_| true).unwrap();
+            assert_eq!(hits.len(), 10);
+            assert!(hits.iter().all(|h| h.0 % 5 != 0), "tombstone returned");
+        }
+    }
+
+    #[test]
+    fn points_linked_after_the_copy_are_found() {
+        let dim = 32;
+        let idx = graph_index(dim);
+        insert_all(&idx, 0, &vectors(5, 3_000, dim));
+        assert_eq!(covered(&idx), Some(3_000));
+        // Fewer than a refresh's worth: left to the exact scan of the tail.
+        let late = vectors(6, 100, dim);
+        for (i, v) in late.iter().enumerate() {
+            idx.insert(10_000 + i as u128, v).unwrap();
+        }
+        assert_eq!(covered(&idx), Some(3_000), "no copy for a small tail");
+        for (i, v) in late.iter().enumerate() {
+            let hits = idx.search(v, 5, &|_| true).unwrap();
+            assert_eq!(hits[0].0, 10_000 + i as u128);
+        }
+        // A tail past the threshold is copied, and the points stay found.
+        let more = vectors(7, REFRESH_MIN, dim);
+        insert_all(&idx, 20_000, &more);
+        assert_eq!(covered(&idx), Some(3_000 + 100 + REFRESH_MIN));
+        for (i, v) in late.iter().enumerate() {
+            let hits = idx.search(v, 5, &|_| true).unwrap();
+            assert_eq!(hits[0].0, 10_000 + i as u128);
+        }
+        for (i, v) in more.iter().enumerate().step_by(7) {
+            let hits = idx.search(v, 5, &|_| true).unwrap();
+            assert_eq!(hits[0].0, 20_000 + i as u128);
+        }
+        // A replaced vector in the tail: only its new version answers.
+        idx.insert(5, &late[0]).unwrap();
+        let hits = idx.search(&late[0], 3, &|_| true).unwrap();
+        let top: HashSet<u128> = hits.iter().take(2).map(|h| h.0).collect();
+        assert_eq!(top, HashSet::from([5, 10_000]));
+        assert_eq!(hits.iter().filter(|h| h.0 == 5).count(), 1);
+    }
+
+    #[test]
+    fn rebuild_and_reload_copy_the_graph() {
+        let dim = 16;
+        let idx = graph_index(dim);
+        insert_all(&idx, 0, &vectors(8, 2_000, dim));
+        for id in 0..500u128 {
+            idx.remove(id);
+        }
+        idx.rebuild_now();
+        assert_eq!(covered(&idx), Some(1_500));
+        let dir = tempfile::tempdir().unwrap();
+        let dump = idx.dump_into(dir.path()).unwrap();
+        let graph = dump
+            .graph_basename
+            .as_deref()
+            .map(|b| (b, dump.graph_points));
+        assert!(graph.is_some());
+        let loaded = VectorIndex::load_from(dir.path(), idx.config().clone(), graph).unwrap();
+        assert_eq!(covered(&loaded), Some(1_500));
+        loaded.set_ef_search(64);
+        let r = recall(&loaded, &vectors(9, 50, dim), &|_| true);
+        assert!(r >= 0.95, "recall@10 after reload = {r}");
+    }
 }
