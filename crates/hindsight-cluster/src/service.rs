@@ -277,6 +277,16 @@ impl RaftTransportService {
         }
     }
 
+    /// Refuses, as not the leader, a request only the leader may take.
+    fn require_leader(&self) -> Result<(), ClusterError> {
+        match self.leader() {
+            Ok(Leader::This) => Ok(()),
+            _ => Err(ClusterError::NotLeader {
+                message: format!("node {} is not the leader", self.inner.node_id),
+            }),
+        }
+    }
+
     /// Refuses calls from outside the cluster and calls meant for another node or group.
     fn admit<T>(&self, request: &Request<T>, target: Option<(u64, u64)>) -> Result<(), Status> {
         match &self.inner.auth {
@@ -385,13 +395,8 @@ impl RaftTransport for RaftTransportService {
     ) -> Result<Response<ProposeReply>, Status> {
         let m = request.get_ref();
         self.admit(&request, Some((m.target_node, m.group_id)))?;
-        if !matches!(self.leader(), Ok(Leader::This)) {
-            // The sender retries on the leader it learns next; proposing here would forward again.
-            return Err(ClusterError::NotLeader {
-                message: format!("node {} is not the leader", self.inner.node_id),
-            }
-            .into());
-        }
+        // The sender retries on the leader it learns next; proposing here would forward again.
+        self.require_leader()?;
         let command: Command = decode(&m.command)?;
         let proposed = self
             .inner
@@ -474,13 +479,8 @@ impl RaftTransport for RaftTransportService {
         let bank: BankName = m.bank.parse().map_err(|e| {
             Status::invalid_argument(format!("review hint for bank {:?}: {e}", m.bank))
         })?;
-        if !matches!(self.leader(), Ok(Leader::This)) {
-            // Only the leader reviews; the sender does not pass the hint on again.
-            return Err(ClusterError::NotLeader {
-                message: format!("node {} is not the leader", self.inner.node_id),
-            }
-            .into());
-        }
+        // Only the leader reviews; the sender does not pass the hint on again.
+        self.require_leader()?;
         if let Some(sink) = self.inner.review_hints.get() {
             sink(bank);
         }

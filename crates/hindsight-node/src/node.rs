@@ -485,7 +485,6 @@ impl Node {
         self.inner.store.metrics().leader == Some(self.inner.config.node.id)
     }
 
-    /// Asks for a review of `bank` soon: a write there looked like a conflict.
     /// A write looked like it contradicts a memory of `bank`: its reviewer runs a cycle soon. The
     /// reviewers run on the leader, so a follower passes the hint on.
     pub(crate) async fn hint_review(&self, bank: &BankName) {
