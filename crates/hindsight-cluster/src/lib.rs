@@ -32,8 +32,10 @@ pub fn is_host_port(addr: &str) -> bool {
         .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
 }
 
-/// The largest node-to-node message: an AppendEntries carries up to 16 entries of at most a
-/// group-commit batch each (4 MiB), and a snapshot chunk 1 MiB.
+/// The largest node-to-node message: an AppendEntries carries up to 16 entries of about a
+/// group-commit batch each (4 MiB, vectors included: a write's entry carries 2 KiB a memory at 512
+/// dimensions; more entries than fit go in several messages), a forwarded proposal one such
+/// batch, and a snapshot chunk 1 MiB.
 pub const MAX_MESSAGE_BYTES: usize = 96 * 1024 * 1024;
 
 #[cfg(test)]

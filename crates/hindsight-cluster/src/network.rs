@@ -2,7 +2,8 @@ use std::io;
 
 use hindsight_store::TypeConfig;
 use openraft::error::{
-    InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Unreachable,
+    InstallSnapshotError, NetworkError, PayloadTooLarge, RPCError, RaftError, RemoteError,
+    Unreachable,
 };
 use openraft::network::RPCOption;
 use openraft::raft::{
@@ -15,6 +16,7 @@ use serde::Serialize;
 
 use crate::pb::RaftMessage;
 use crate::peers::Peers;
+use crate::MAX_MESSAGE_BYTES;
 
 /// openraft's network over gRPC: one [`GrpcPeer`] per target node.
 #[derive(Clone)]
@@ -69,6 +71,19 @@ impl GrpcPeer {
         E: std::error::Error + DeserializeOwned,
     {
         let payload = bincode::serialize(request).map_err(|e| network_error(&e))?;
+        self.send(rpc, payload, option).await
+    }
+
+    async fn send<Resp, E>(
+        &self,
+        rpc: Rpc,
+        payload: Vec<u8>,
+        option: RPCOption,
+    ) -> RpcResult<Resp, E>
+    where
+        Resp: DeserializeOwned,
+        E: std::error::Error + DeserializeOwned,
+    {
         let message = RaftMessage {
             target_node: self.target,
             group_id: self.peers.group_id(),
@@ -99,6 +114,21 @@ impl GrpcPeer {
     }
 }
 
+/// Room left in a node-to-node message for an AppendEntries' encoded request, below
+/// [`MAX_MESSAGE_BYTES`] by the envelope (target, group, gRPC framing).
+const MAX_APPEND_BYTES: usize = MAX_MESSAGE_BYTES - 64 * 1024;
+
+/// When `entries` entries encode to `bytes`, more than one message may carry: how many to send
+/// at once instead. One entry always goes alone: it is at most a group-commit batch (4 MiB) plus
+/// one command (a client request of at most 16 MiB with its vectors), far below the limit.
+fn entries_that_fit(entries: usize, bytes: usize) -> Option<usize> {
+    if bytes <= MAX_APPEND_BYTES || entries <= 1 {
+        return None;
+    }
+    let fit = (entries as u128 * MAX_APPEND_BYTES as u128 / bytes as u128) as usize;
+    Some(fit.clamp(1, entries - 1))
+}
+
 fn network_error<E: std::error::Error + 'static, Inner: std::error::Error>(
     error: &E,
 ) -> RPCError<u64, BasicNode, Inner> {
@@ -115,7 +145,15 @@ impl RaftNetwork<TypeConfig> for GrpcPeer {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<u64>, RPCError<u64, BasicNode, RaftError<u64>>> {
-        self.call(Rpc::AppendEntries, &rpc, option).await
+        let payload = bincode::serialize(&rpc).map_err(|e| network_error(&e))?;
+        if let Some(fit) = entries_that_fit(rpc.entries.len(), payload.len()) {
+            // Entries carry writes' vectors, so a full AppendEntries can pass the transport's
+            // limit: openraft sends fewer at once and retries straight away.
+            return Err(RPCError::PayloadTooLarge(
+                PayloadTooLarge::new_entries_hint(fit as u64),
+            ));
+        }
+        self.send(Rpc::AppendEntries, payload, option).await
     }
 
     async fn install_snapshot(
@@ -135,5 +173,25 @@ impl RaftNetwork<TypeConfig> for GrpcPeer {
         option: RPCOption,
     ) -> Result<VoteResponse<u64>, RPCError<u64, BasicNode, RaftError<u64>>> {
         self.call(Rpc::Vote, &rpc, option).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_append_over_the_message_limit_is_split_by_entries() {
+        assert_eq!(entries_that_fit(16, 4 << 20), None);
+        assert_eq!(
+            entries_that_fit(1, 500 << 20),
+            None,
+            "one entry goes as it is"
+        );
+        // 16 entries of 8 MiB: 128 MiB, about 11 fit in 96 MiB.
+        let fit = entries_that_fit(16, 16 * (8 << 20)).unwrap();
+        assert_eq!(fit, 11);
+        assert!(fit * (8 << 20) <= MAX_APPEND_BYTES);
+        assert_eq!(entries_that_fit(2, 1 << 30), Some(1));
     }
 }

@@ -1,6 +1,8 @@
 //! Applying a [`Command`] to state. Pure: the store supplies reads and takes writes through
 //! [`StateMut`], and every replica that applies the same log reaches the same state.
 
+use std::sync::Arc;
+
 use crate::auth::ApiKey;
 use crate::bank::{BankConfig, BankName};
 use crate::command::{AccessHit, Command, CommandOutcome, WriteItem, WriteResult};
@@ -37,9 +39,20 @@ pub trait StateMut {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
     MemoryUpserted(Box<Memory>),
-    MemoryRemoved { bank: BankName, id: MemoryId },
+    MemoryRemoved {
+        bank: BankName,
+        id: MemoryId,
+    },
     BankChanged(BankName),
     BankRemoved(BankName),
+    /// The vector a write's entry carried for a memory it created, and the model that made it.
+    /// Comes right before that memory's `MemoryUpserted`.
+    VectorCarried {
+        bank: BankName,
+        id: MemoryId,
+        model: Arc<str>,
+        vector: Vec<f32>,
+    },
 }
 
 pub fn apply(
@@ -105,7 +118,17 @@ impl<S: StateMut> Ctx<'_, S> {
                 }
             }
             Command::Write { items } => {
-                CommandOutcome::Written(items.iter().map(|item| self.write(item)).collect())
+                CommandOutcome::Written(items.iter().map(|item| self.write(item, None)).collect())
+            }
+            Command::WriteEmbedded { items, vectors } => {
+                let model: Arc<str> = Arc::from(vectors.model.as_str());
+                CommandOutcome::Written(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| self.write(item, vectors.get(i).map(|v| (&model, v))))
+                        .collect(),
+                )
             }
             Command::Forget {
                 id,
@@ -592,7 +615,8 @@ impl<S: StateMut> Ctx<'_, S> {
         CommandOutcome::ConflictResolved { changed: applied }
     }
 
-    fn write(&mut self, item: &WriteItem) -> WriteResult {
+    /// `vector`: the embedding the entry carries for the item's content, with its model.
+    fn write(&mut self, item: &WriteItem, vector: Option<(&Arc<str>, &[f32])>) -> WriteResult {
         let (memory, merge) = match item {
             WriteItem::Create { memory } => (memory, None),
             WriteItem::Merge {
@@ -639,6 +663,14 @@ impl<S: StateMut> Ctx<'_, S> {
             format!("stated by {}", memory.provenance.source),
             vec![],
         );
+        if let Some((model, vector)) = vector {
+            self.effects.push(Effect::VectorCarried {
+                bank: memory.bank.clone(),
+                id: memory.id,
+                model: model.clone(),
+                vector: vector.to_vec(),
+            });
+        }
         self.effects
             .push(Effect::MemoryUpserted(Box::new(memory.clone())));
         WriteResult::Created { id: memory.id }
@@ -1134,6 +1166,107 @@ mod tests {
                 released: vec![],
             }
         );
+    }
+
+    fn embedded(items: Vec<WriteItem>, vectors: Vec<Vec<f32>>) -> Command {
+        Command::WriteEmbedded {
+            items,
+            vectors: crate::command::ItemVectors {
+                model: "model-a".into(),
+                vectors,
+            },
+        }
+    }
+
+    #[test]
+    fn an_embedded_write_applies_as_a_write_and_hands_on_each_created_memorys_vector() {
+        let mut plain = with_bank();
+        let mut carried = with_bank();
+        let items = vec![
+            create(1, "The office opens at nine"),
+            create(2, "Lunch is at noon"),
+        ];
+        let plain_outcome = apply(
+            &mut plain,
+            &Command::Write {
+                items: items.clone(),
+            },
+            2,
+            &mut vec![],
+        );
+        let mut effects = vec![];
+        let outcome = apply(
+            &mut carried,
+            // The second item carries no vector: its replicas embed it.
+            &embedded(items, vec![vec![0.6, 0.8], vec![]]),
+            2,
+            &mut effects,
+        );
+        assert_eq!(outcome, plain_outcome);
+        assert_eq!(carried.memories, plain.memories);
+        assert_eq!(carried.history, plain.history);
+        let bank: BankName = "test/bank".parse().unwrap();
+        assert_eq!(effects.len(), 3, "{effects:?}");
+        assert_eq!(
+            effects[0],
+            Effect::VectorCarried {
+                bank,
+                id: MemoryId(1),
+                model: Arc::from("model-a"),
+                vector: vec![0.6, 0.8],
+            }
+        );
+        assert!(matches!(&effects[1], Effect::MemoryUpserted(m) if m.id == MemoryId(1)));
+        assert!(matches!(&effects[2], Effect::MemoryUpserted(m) if m.id == MemoryId(2)));
+    }
+
+    #[test]
+    fn an_embedded_merge_hands_on_its_vector_only_when_it_creates_instead() {
+        let mut state = with_bank();
+        run(&mut state, embedded(vec![create(1, "a")], vec![vec![1.0]]));
+        let merge = |id: u128| WriteItem::Merge {
+            target: MemoryId(1),
+            similarity: 0.95,
+            memory: Box::new(sample(id, "a")),
+        };
+        let mut effects = vec![];
+        apply(
+            &mut state,
+            &embedded(vec![merge(2)], vec![vec![1.0]]),
+            3,
+            &mut effects,
+        );
+        assert!(
+            !effects
+                .iter()
+                .any(|e| matches!(e, Effect::VectorCarried { .. })),
+            "a merge indexes no new vector: {effects:?}"
+        );
+        run(
+            &mut state,
+            Command::Forget {
+                id: MemoryId(1),
+                hard: false,
+                at: Timestamp(5),
+                reason: "test".into(),
+            },
+        );
+        let mut effects = vec![];
+        let outcome = apply(
+            &mut state,
+            &embedded(vec![merge(3)], vec![vec![1.0]]),
+            4,
+            &mut effects,
+        );
+        assert_eq!(
+            outcome,
+            CommandOutcome::Written(vec![WriteResult::Created { id: MemoryId(3) }])
+        );
+        assert!(matches!(
+            &effects[..],
+            [Effect::VectorCarried { id, .. }, Effect::MemoryUpserted(m)]
+                if *id == MemoryId(3) && m.id == MemoryId(3)
+        ));
     }
 
     #[test]

@@ -108,6 +108,34 @@ pub enum Command {
         checks: Vec<QuarantineCheck>,
         at: Timestamp,
     },
+    /// A write with the embedding of each item's content, as the proposer computed it: a replica
+    /// applying it indexes these vectors instead of embedding the contents again. Applies exactly
+    /// as [`Command::Write`] does (which stays for entries written before this variant existed,
+    /// and reads as a write whose replicas embed).
+    WriteEmbedded {
+        items: Vec<WriteItem>,
+        vectors: ItemVectors,
+    },
+}
+
+/// The vectors of a write's items, carried in its log entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemVectors {
+    /// The embedding model that made them (`Embedder::model_id`, e.g. `use-multilingual-v3@…`).
+    /// A replica whose model differs embeds the contents itself instead of mixing two spaces.
+    pub model: String,
+    /// One per item, in item order; an empty vector means that item carries none.
+    pub vectors: Vec<Vec<f32>>,
+}
+
+impl ItemVectors {
+    /// The vector of item `i`, if it carries one.
+    pub fn get(&self, i: usize) -> Option<&[f32]> {
+        self.vectors
+            .get(i)
+            .filter(|v| !v.is_empty())
+            .map(Vec::as_slice)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -185,4 +213,80 @@ pub enum CommandOutcome {
         confirmed: Vec<MemoryId>,
         released: Vec<MemoryId>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::tests::sample;
+
+    /// `bincode::serialize` of a `Command::Batch` holding one `Command::Write` (a create and a
+    /// merge), made by the release before writes carried their vectors.
+    const PLAIN_WRITE: &str = "07000000010000000000000003000000020000000000000000000000010100000000000000000000000000000900000000000000746573742f62616e6b0200000001000000001b000000000000004465706c6f79732068617070656e206f6e2054687572736461797300000000000000000000000000000000000040420f000000000040420f000000000040420f000000000000006666663f0000003f0000000000010000000000000040420f000000000000000000016666663f01000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010000000000000040420f0000000000000000000000000001000000ff0000000000000000000000000000000000703f020100000000000000000000000000000900000000000000746573742f62616e6b0200000001000000001a000000000000005468652075736572207072656665727320677265656e2074656100000000000000000000000000000000000040420f000000000040420f000000000040420f000000000000006666663f0000003f0000000000010000000000000040420f000000000000000000016666663f0100000000000000000000000000000000000000000000000000000000010000000000000006000000000000006472696e6b73000000000000000000010000000000000040420f00000000000000000000000000";
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    fn items() -> Vec<WriteItem> {
+        let mut merged = sample(0x0102, "The user prefers green tea");
+        merged.tags = vec!["drinks".into()];
+        vec![
+            WriteItem::Create {
+                memory: Box::new(sample(0x0101, "Deploys happen on Thursdays")),
+            },
+            WriteItem::Merge {
+                target: MemoryId(0x00ff),
+                similarity: 0.9375,
+                memory: Box::new(merged),
+            },
+        ]
+    }
+
+    #[test]
+    fn a_write_logged_before_vectors_were_carried_still_reads() {
+        let command: Command = bincode::deserialize(&unhex(PLAIN_WRITE)).unwrap();
+        assert_eq!(
+            command,
+            Command::Batch(vec![Command::Write { items: items() }])
+        );
+        // And this release writes a plain write exactly as that one did.
+        assert_eq!(bincode::serialize(&command).unwrap(), unhex(PLAIN_WRITE));
+    }
+
+    #[test]
+    fn an_embedded_write_is_a_new_last_variant_holding_the_plain_items_then_the_vectors() {
+        let vectors = ItemVectors {
+            model: "use-multilingual-v3@0.2.1".into(),
+            vectors: vec![vec![0.25; 512], vec![]],
+        };
+        let command = Command::WriteEmbedded {
+            items: items(),
+            vectors: vectors.clone(),
+        };
+        let bytes = bincode::serialize(&command).unwrap();
+        assert_eq!(bincode::deserialize::<Command>(&bytes).unwrap(), command);
+        // bincode numbers variants by position: the fifteen before it keep their numbers.
+        assert_eq!(&bytes[..4], &15u32.to_le_bytes());
+        let plain = bincode::serialize(&Command::Write { items: items() }).unwrap();
+        assert_eq!(&plain[..4], &3u32.to_le_bytes());
+        assert_eq!(
+            &bytes[4..plain.len()],
+            &plain[4..],
+            "items encoded as in a plain write"
+        );
+        assert_eq!(
+            &bytes[plain.len()..],
+            &bincode::serialize(&vectors).unwrap()[..]
+        );
+        // Compact: 4 bytes a dimension, 8 a vector and the model id once per entry.
+        let model = 8 + vectors.model.len();
+        assert_eq!(bytes.len() - plain.len(), model + 8 + (8 + 512 * 4) + 8);
+        assert_eq!(vectors.get(0).map(<[f32]>::len), Some(512));
+        assert_eq!(vectors.get(1), None, "an empty vector is none");
+        assert_eq!(vectors.get(2), None);
+    }
 }

@@ -22,7 +22,7 @@ pub mod time;
 pub mod write;
 
 pub use bank::{BankConfig, BankName, ScoringWeights};
-pub use command::{Command, CommandOutcome, WriteItem};
+pub use command::{Command, CommandOutcome, ItemVectors, WriteItem};
 pub use error::ValidationError;
 pub use history::{HistoryEntry, HistoryKind};
 pub use id::MemoryId;

@@ -1,11 +1,13 @@
 //! Builds the configured embedder, always behind a cache: recall embeds every query and many agents
 //! repeat theirs.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use hindsight_embed::{
-    CachedEmbedder, Embedder, HashingEmbedder, OpenAiConfig, OpenAiEmbedder, UseM3Embedder,
+    CachedEmbedder, EmbedError, Embedder, HashingEmbedder, OpenAiConfig, OpenAiEmbedder,
+    UseM3Embedder,
 };
 
 use crate::config::{EmbeddingProvider, NodeConfig};
@@ -51,6 +53,39 @@ pub fn build(config: &NodeConfig) -> Result<SharedEmbedder, NodeError> {
         "embedding model ready"
     );
     Ok(Arc::new(CachedEmbedder::new(inner, section.cache_entries)))
+}
+
+/// The node's embedder with a count of the texts it was asked to embed (its cache's hits
+/// included), so that a node can tell how much embedding it did.
+pub struct Counting {
+    inner: SharedEmbedder,
+    texts: Arc<AtomicU64>,
+}
+
+impl Counting {
+    pub fn new(inner: SharedEmbedder) -> (Counting, Arc<AtomicU64>) {
+        let texts = Arc::new(AtomicU64::new(0));
+        let counting = Counting {
+            inner,
+            texts: texts.clone(),
+        };
+        (counting, texts)
+    }
+}
+
+impl Embedder for Counting {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.texts.fetch_add(texts.len() as u64, Ordering::Relaxed);
+        self.inner.embed(texts)
+    }
 }
 
 /// Embeds on a blocking thread: the forward pass is CPU-bound and must not stall the async runtime.

@@ -22,6 +22,7 @@ impl ApplyListener for EffectRouter {
         for effect in effects {
             let bank = match effect {
                 Effect::MemoryUpserted(m) => m.bank.clone(),
+                Effect::VectorCarried { bank, .. } => bank.clone(),
                 Effect::MemoryRemoved { bank, .. } => bank.clone(),
                 Effect::BankChanged(bank) => bank.clone(),
                 Effect::BankRemoved(bank) => {

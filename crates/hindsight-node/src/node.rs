@@ -170,11 +170,12 @@ impl Node {
             cluster.set_key_check(signer.fingerprint());
         }
 
+        let (embedder, embedded_texts) = embedding::Counting::new(embedder);
         let context = Arc::new(BankContext {
             reader: store.reader().clone(),
-            embedder,
+            embedder: Arc::new(embedder),
+            embedded_texts,
             registry,
-            pending_vectors: Mutex::new(HashMap::new()),
             index_root: data_dir.join("index"),
         });
         let (supervisor, _) = Actor::spawn(
@@ -220,6 +221,13 @@ impl Node {
 
     pub fn config(&self) -> &NodeConfig {
         &self.inner.config
+    }
+
+    /// Texts this node asked its embedder to embed since it started (cache hits included): the
+    /// writes it took, recall queries, review's vectors, and replicated writes whose log entry
+    /// carried no vector this node could use.
+    pub fn embedded_texts(&self) -> u64 {
+        self.inner.context.embedded_texts.load(Ordering::Relaxed)
     }
 
     pub async fn write(&self, request: WriteRequest) -> Result<WriteOutcome, NodeError> {

@@ -37,6 +37,11 @@ pub fn describe_metrics() {
         "Texts embedded (cache hits included)."
     );
     counter!(
+        "hindsight_write_vectors_total",
+        "Vectors of written memories a bank's indexes took, by source: carried (in the write's log \
+         entry) or embedded (on this node, because the entry carried none for this node's model)."
+    );
+    counter!(
         "hindsight_index_rebuilds_total",
         "Bank indexes rebuilt from the store because their dump could not be loaded."
     );
@@ -282,6 +287,19 @@ pub(crate) fn recall(took: Duration) {
 pub(crate) fn embedded(texts: usize, took: Duration) {
     metrics::histogram!("hindsight_embedding_duration_seconds").record(took.as_secs_f64());
     metrics::counter!("hindsight_embedding_texts_total").increment(texts as u64);
+}
+
+/// Vectors of written memories a bank's indexes took: `carried` in the write's log entry, or
+/// `embedded` on this node.
+pub(crate) fn write_vectors(carried: usize, embedded: usize) {
+    if carried > 0 {
+        metrics::counter!("hindsight_write_vectors_total", "source" => "carried")
+            .increment(carried as u64);
+    }
+    if embedded > 0 {
+        metrics::counter!("hindsight_write_vectors_total", "source" => "embedded")
+            .increment(embedded as u64);
+    }
 }
 
 /// A bank's indexes could not be loaded from their dump and are rebuilt from the store.

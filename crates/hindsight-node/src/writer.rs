@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use hindsight_core::command::{Command, CommandOutcome, WriteItem, WriteResult};
+use hindsight_core::command::{Command, CommandOutcome, ItemVectors, WriteItem, WriteResult};
 use hindsight_core::memory::{AccessStats, StatusChange};
 use hindsight_core::write::{Disposition, ImportanceScores, WriteOutcome, WriteRequest};
 use hindsight_core::{
@@ -91,6 +91,8 @@ pub async fn write_batch(
 
     let mut planned: Vec<Planned> = Vec::with_capacity(requests.len());
     let mut items = Vec::with_capacity(requests.len());
+    // The vector of each item, in item order.
+    let mut carried: Vec<Vec<f32>> = Vec::with_capacity(requests.len());
     let mut similarities = HashMap::new();
     let mut hinted: Vec<BankName> = vec![];
     let conflict_similarity = node.config().review.pairs.pair_similarity;
@@ -143,16 +145,13 @@ pub async fn write_batch(
                 target
             }
             None => {
-                node.context()
-                    .pending_vectors
-                    .lock()
-                    .insert(memory.id, vector.clone());
                 items.push(WriteItem::Create {
                     memory: Box::new(memory.clone()),
                 });
                 memory.id
             }
         };
+        carried.push(vector.clone());
         planned.push(Planned {
             memory,
             vector,
@@ -160,34 +159,23 @@ pub async fn write_batch(
         });
     }
     // Held until the write is in the banks' views (or failed), so that concurrent writes see it.
-    let _reservation = match admit_bytes(node, &banks, &items) {
-        Ok(reservation) => reservation,
-        Err(e) => {
-            let mut pending = node.context().pending_vectors.lock();
-            for p in &planned {
-                pending.remove(&p.memory.id);
-            }
-            return Err(e);
-        }
-    };
-    commands.push(Command::Write { items });
+    let _reservation = admit_bytes(node, &banks, &items)?;
+    // The entry carries every item's vector (a merge's too, for when its target is gone by the
+    // time it applies), so that no replica embeds the write again.
+    commands.push(Command::WriteEmbedded {
+        items,
+        vectors: ItemVectors {
+            model: node.context().embedder.model_id().to_string(),
+            vectors: carried,
+        },
+    });
     let command = if commands.len() == 1 {
         commands.pop().expect("one command")
     } else {
         Command::Batch(commands)
     };
 
-    let proposed = node.propose(command).await;
-    let (log_index, outcome) = match proposed {
-        Ok(ok) => ok,
-        Err(e) => {
-            let mut pending = node.context().pending_vectors.lock();
-            for p in &planned {
-                pending.remove(&p.memory.id);
-            }
-            return Err(e);
-        }
-    };
+    let (log_index, outcome) = node.propose(command).await?;
     let mut results = written_results(outcome)?.into_iter();
     let mut outcomes = Vec::with_capacity(order.len());
     for id in order {
@@ -218,8 +206,7 @@ pub async fn write_batch(
                     similarity: similarities.get(&id).copied().unwrap_or(1.0),
                 },
             },
-            WriteResult::Rejected { id, reason } => {
-                node.context().pending_vectors.lock().remove(&id);
+            WriteResult::Rejected { reason, .. } => {
                 return Err(NodeError::FailedPrecondition(reason));
             }
         });

@@ -1,9 +1,9 @@
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use hindsight_core::apply::Effect;
-use hindsight_core::{BankName, Memory};
+use hindsight_core::{BankName, Memory, MemoryId};
 use hindsight_index::{BankIndex, BankIndexConfig, IndexDoc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
@@ -80,17 +80,27 @@ async fn apply_effects(
     effects: Vec<Effect>,
 ) -> Result<(), ActorProcessingErr> {
     let mut needs_vector: Vec<Memory> = vec![];
+    // Vectors the entry carried for the memories it created, made by this node's model.
+    let mut carried: HashMap<MemoryId, Vec<f32>> = HashMap::new();
+    let mut took_carried = 0;
     for effect in effects {
         match effect {
+            Effect::VectorCarried {
+                id, model, vector, ..
+            } => {
+                if usable(context, &model, &vector) {
+                    carried.insert(id, vector);
+                }
+            }
             Effect::MemoryUpserted(memory) => {
                 if view.index.contains(memory.id.0) {
                     view.put(*memory, None);
                 } else {
-                    let pending = context.pending_vectors.lock().remove(&memory.id);
-                    match pending {
+                    match carried.remove(&memory.id) {
                         Some(vector) => {
                             let doc = index_doc(&memory, vector);
                             view.put(*memory, Some(doc));
+                            took_carried += 1;
                         }
                         None => needs_vector.push(*memory),
                     }
@@ -105,6 +115,7 @@ async fn apply_effects(
             Effect::BankRemoved(_) => {}
         }
     }
+    crate::telemetry::write_vectors(took_carried, needs_vector.len());
     if !needs_vector.is_empty() {
         let texts = needs_vector.iter().map(|m| m.content.clone()).collect();
         let vectors = embedding::embed(&context.embedder, texts).await?;
@@ -114,6 +125,13 @@ async fn apply_effects(
         }
     }
     Ok(())
+}
+
+/// Whether a vector a log entry carried can go into this node's index as it is: made by the same
+/// model (the same id, so the same space) and of this index's dimension. Anything else is embedded
+/// again here.
+fn usable(context: &BankContext, model: &str, vector: &[f32]) -> bool {
+    model == context.embedder.model_id() && vector.len() == context.embedder.dim()
 }
 
 /// Builds the bank's view from its last index dump (when the embedding model still matches) and the

@@ -1,9 +1,9 @@
-use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
-use hindsight_core::{BankName, MemoryId};
+use hindsight_core::BankName;
 use hindsight_store::StateReader;
-use parking_lot::Mutex;
 
 use crate::bank::registry::BankRegistry;
 use crate::embedding::SharedEmbedder;
@@ -12,9 +12,9 @@ use crate::embedding::SharedEmbedder;
 pub struct BankContext {
     pub reader: StateReader,
     pub embedder: SharedEmbedder,
-    pub registry: std::sync::Arc<BankRegistry>,
-    /// Vectors computed by the write path before proposing, so the actor need not embed again.
-    pub pending_vectors: Mutex<HashMap<MemoryId, Vec<f32>>>,
+    /// Texts `embedder` was asked to embed since the node started (see [`crate::embedding::Counting`]).
+    pub embedded_texts: Arc<AtomicU64>,
+    pub registry: Arc<BankRegistry>,
     pub index_root: PathBuf,
 }
 
