@@ -486,29 +486,54 @@ impl Judge for RulesJudge {
     }
 }
 
-/// Readings kept at most; past it the cache starts over.
+/// Readings kept at most, in two generations of half this each.
 const MAX_KEPT_READINGS: usize = 65_536;
+
+/// Readings by text, in two generations: a reading used again moves to the current one, and when
+/// the current one fills, the older is dropped. So the readings a bank's cycles keep meeting (the
+/// recent claims of busy slots, the neighbours of what changes) stay, where clearing everything
+/// at the cap threw them away with the rest.
+#[derive(Default)]
+struct Readings {
+    current: HashMap<Arc<str>, Arc<Statement>>,
+    previous: HashMap<Arc<str>, Arc<Statement>>,
+}
+
+impl Readings {
+    fn get(&mut self, content: &str) -> Option<Arc<Statement>> {
+        if let Some(kept) = self.current.get(content) {
+            return Some(kept.clone());
+        }
+        let (text, kept) = self.previous.remove_entry(content)?;
+        self.insert(text, kept.clone());
+        Some(kept)
+    }
+
+    fn insert(&mut self, content: Arc<str>, read: Arc<Statement>) {
+        if self.current.len() >= MAX_KEPT_READINGS / 2 {
+            self.previous = std::mem::take(&mut self.current);
+        }
+        self.current.insert(content, read);
+    }
+}
 
 /// The reading of `content`, kept across calls: a reading depends on the text alone, and each
 /// cycle judges its new memories against unchanged neighbours that earlier cycles already read.
 fn reading(content: &str) -> Arc<Statement> {
-    type Readings = Mutex<HashMap<Arc<str>, Arc<Statement>>>;
-    static READINGS: OnceLock<Readings> = OnceLock::new();
-    let readings = READINGS.get_or_init(Readings::default);
+    static READINGS: OnceLock<Mutex<Readings>> = OnceLock::new();
+    let readings = READINGS.get_or_init(Mutex::default);
     let kept = readings
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .get(content)
-        .cloned();
+        .get(content);
     if let Some(kept) = kept {
         return kept;
     }
     let read = Arc::new(Statement::read(content));
-    let mut readings = readings.lock().unwrap_or_else(PoisonError::into_inner);
-    if readings.len() >= MAX_KEPT_READINGS {
-        readings.clear();
-    }
-    readings.insert(Arc::from(content), read.clone());
+    readings
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(Arc::from(content), read.clone());
     read
 }
 

@@ -1,8 +1,10 @@
 //! What the rules judge reads off one memory's text: the topic words it is about, which of its
 //! clauses deny something, whether it announces a change or hedges, and the numbers it states.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
 
 use hindsight_text::{detect_lang, find_cues, has_hedge, strip_time_expr, Analyzer, CueKind, Lang};
 
@@ -66,7 +68,7 @@ impl Statement {
             changes: change_cues(content, &folded),
             hedge: has_hedge(content)
                 .map(|c| c.text)
-                .or_else(|| find_listed(&folded, HEDGES).map(str::to_string)),
+                .or_else(|| find_listed(&folded, &hedges().occurring(&folded)).map(str::to_string)),
             numbers: numbers(content),
         }
     }
@@ -251,7 +253,7 @@ fn is_negative(clause: &str) -> bool {
         .filter(|c| c.kind == CueKind::Negation && c.weight >= MIN_NEGATION_WEIGHT)
         .map(|c| (c.start, c.end))
         .collect();
-    let aversions = find_all_listed(&folded, AVERSIONS);
+    let aversions = find_all_listed(&folded, &aversions().occurring(&folded));
     let mut cancelled = vec![false; negations.len()];
     let mut open_aversion = false;
     for (start, _) in aversions {
@@ -282,8 +284,10 @@ fn gap_words(gap: &str) -> usize {
 struct Excluded {
     /// Multi-word or multi-character phrases, cut from the text before analysis, longest first.
     phrases: Vec<&'static str>,
+    /// `phrases`, found in one scan of a text.
+    phrase_finder: Listed,
     /// Stems of single English words, so that "likes" and "liked" go with "like".
-    stems: Vec<String>,
+    stems: HashSet<String>,
     /// English word beginnings ([`AVERSIONS`] are listed as stems such as "allerg").
     prefixes: Vec<&'static str>,
     /// Single Chinese characters, dropped only when jieba emits them as a word of their own, so
@@ -297,7 +301,8 @@ fn excluded() -> &'static Excluded {
         let analyzer = Analyzer::shared();
         let mut ex = Excluded {
             phrases: Vec::new(),
-            stems: Vec::new(),
+            phrase_finder: Listed::new([]),
+            stems: HashSet::new(),
             prefixes: Vec::new(),
             han_words: Vec::new(),
         };
@@ -312,7 +317,7 @@ fn excluded() -> &'static Excluded {
                 if AVERSIONS.contains(&entry) {
                     ex.prefixes.push(entry);
                 } else {
-                    ex.stems.push(analyzer.stem(entry));
+                    ex.stems.insert(analyzer.stem(entry));
                 }
             } else if !entry.is_ascii() && entry.chars().count() == 1 {
                 ex.han_words.push(entry);
@@ -321,6 +326,7 @@ fn excluded() -> &'static Excluded {
             }
         }
         ex.phrases.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        ex.phrase_finder = Listed::new(ex.phrases.iter().copied());
         ex
     })
 }
@@ -353,8 +359,10 @@ fn topic_terms(clause: &str) -> BTreeSet<String> {
         let (start, end) = whole_words(&text, start, end);
         blank_range(&mut text, start, end);
     }
-    for phrase in &ex.phrases {
-        for (start, end) in find_all_listed(&text.clone(), &[phrase]).into_iter().rev() {
+    // Longest first, so a phrase inside a longer one is cut with it. Blanking only replaces
+    // characters with spaces, so it never makes a phrase that was absent before appear.
+    for phrase in ex.phrase_finder.occurring(&text) {
+        for (start, end) in find_all_listed(&text, &[phrase]).into_iter().rev() {
             blank_range(&mut text, start, end);
         }
     }
@@ -404,11 +412,56 @@ fn change_cues(content: &str, folded: &str) -> Vec<(String, f32)> {
         .into_iter()
         .filter(|c| c.kind == CueKind::Change)
         .map(|c| (c.text.to_lowercase(), c.weight));
+    let occurring = change_cue_phrases().occurring(folded);
     let listed = CHANGE_CUES
         .iter()
-        .filter(|(phrase, _)| contains_listed(folded, phrase))
+        .filter(|(phrase, _)| occurring.contains(phrase) && contains_listed(folded, phrase))
         .map(|&(phrase, weight)| (phrase.to_string(), weight));
     from_text.chain(listed).collect()
+}
+
+/// A word list with an automaton over it: a text is scanned once for every entry, and only the
+/// entries that occur somewhere are then matched with their word boundaries. A judge reads
+/// thousands of memories per review cycle against lists of hundreds of entries.
+struct Listed {
+    entries: Vec<&'static str>,
+    automaton: AhoCorasick,
+}
+
+impl Listed {
+    fn new(entries: impl IntoIterator<Item = &'static str>) -> Self {
+        let entries: Vec<&'static str> = entries.into_iter().filter(|e| !e.is_empty()).collect();
+        let automaton = AhoCorasick::new(&entries).expect("a word list makes a valid automaton");
+        Listed { entries, automaton }
+    }
+
+    /// The entries that occur in `folded`, word boundaries aside, in list order.
+    fn occurring(&self, folded: &str) -> Vec<&'static str> {
+        let mut seen = vec![false; self.entries.len()];
+        for found in self.automaton.find_overlapping_iter(folded) {
+            seen[found.pattern().as_usize()] = true;
+        }
+        self.entries
+            .iter()
+            .zip(seen)
+            .filter_map(|(entry, seen)| seen.then_some(*entry))
+            .collect()
+    }
+}
+
+fn hedges() -> &'static Listed {
+    static LISTED: OnceLock<Listed> = OnceLock::new();
+    LISTED.get_or_init(|| Listed::new(HEDGES.iter().copied()))
+}
+
+fn aversions() -> &'static Listed {
+    static LISTED: OnceLock<Listed> = OnceLock::new();
+    LISTED.get_or_init(|| Listed::new(AVERSIONS.iter().copied()))
+}
+
+fn change_cue_phrases() -> &'static Listed {
+    static LISTED: OnceLock<Listed> = OnceLock::new();
+    LISTED.get_or_init(|| Listed::new(CHANGE_CUES.iter().map(|(phrase, _)| *phrase)))
 }
 
 fn find_listed<'a>(folded: &str, list: &[&'a str]) -> Option<&'a str> {

@@ -7,6 +7,9 @@
 //! boundaries unless marked with `*` ("*n't"). Chinese single-character negators are found on
 //! jieba's word boundaries instead, so "特别" or "未来" never read as negations.
 
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
 use serde::{Deserialize, Serialize};
 
 use crate::analyzer::{scan_runs, Analyzer, RunKind};
@@ -332,9 +335,8 @@ fn gap_limit(text: &str, pos: usize) -> usize {
     end
 }
 
-/// Every match of `phrase` in the folded text, as (start, end).
-fn match_phrase(text: &str, phrase: &str) -> Vec<(usize, usize)> {
-    let ps = parts(phrase);
+/// Every match of a phrase, given as its parts, in the folded text, as (start, end).
+fn match_parts(text: &str, ps: &[Part]) -> Vec<(usize, usize)> {
     let Some(first) = ps.first() else {
         return Vec::new();
     };
@@ -368,22 +370,107 @@ fn table(kind: CueKind) -> &'static [(&'static str, f32)] {
     }
 }
 
-fn phrase_cues(folded: &Folded, kind: CueKind, out: &mut Vec<Cue>) {
+/// One listed phrase, split into its parts once.
+struct Phrase {
+    phrase: &'static str,
+    weight: f32,
+    parts: Vec<Part>,
+    /// The automaton's pattern for the first part; `None` for a phrase with no text.
+    first: Option<usize>,
+}
+
+/// Every table's phrases, split once, and one automaton over the phrases' first parts: a text is
+/// scanned once for all of them, and only the phrases whose first part occurs are matched in
+/// full. The judge reads thousands of memories per review cycle, each against every phrase.
+struct Phrasebook {
+    firsts: AhoCorasick,
+    first_count: usize,
+    by_kind: [Vec<Phrase>; 4],
+    not_negation: Vec<Phrase>,
+}
+
+const KINDS: [CueKind; 4] = [
+    CueKind::Negation,
+    CueKind::Change,
+    CueKind::Hedge,
+    CueKind::Override,
+];
+
+fn phrasebook() -> &'static Phrasebook {
+    static BOOK: OnceLock<Phrasebook> = OnceLock::new();
+    BOOK.get_or_init(|| {
+        let mut firsts: Vec<String> = Vec::new();
+        let mut compile = |phrase: &'static str, weight: f32| {
+            let parts = parts(phrase);
+            let first = parts.first().map(|p| {
+                firsts.iter().position(|f| *f == p.text).unwrap_or_else(|| {
+                    firsts.push(p.text.clone());
+                    firsts.len() - 1
+                })
+            });
+            Phrase {
+                phrase,
+                weight,
+                parts,
+                first,
+            }
+        };
+        let by_kind = KINDS.map(|kind| {
+            table(kind)
+                .iter()
+                .map(|&(phrase, weight)| compile(phrase, weight))
+                .collect::<Vec<_>>()
+        });
+        let not_negation = NOT_NEGATION.iter().map(|p| compile(p, 0.0)).collect();
+        let firsts_automaton =
+            AhoCorasick::new(&firsts).expect("the cue tables' first parts make a valid automaton");
+        Phrasebook {
+            firsts: firsts_automaton,
+            first_count: firsts.len(),
+            by_kind,
+            not_negation,
+        }
+    })
+}
+
+impl Phrasebook {
+    /// Which first parts occur anywhere in `text`, boundaries aside.
+    fn present(&self, text: &str) -> Vec<bool> {
+        let mut present = vec![false; self.first_count];
+        for found in self.firsts.find_overlapping_iter(text) {
+            present[found.pattern().as_usize()] = true;
+        }
+        present
+    }
+}
+
+impl Phrase {
+    fn matches(&self, text: &str, present: &[bool]) -> Vec<(usize, usize)> {
+        match self.first {
+            Some(first) if present[first] => match_parts(text, &self.parts),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn phrase_cues(folded: &Folded, kind: CueKind, present: &[bool], out: &mut Vec<Cue>) {
+    let book = phrasebook();
     let text = folded.text.as_str();
     let excluded: Vec<(usize, usize)> = if kind == CueKind::Negation {
-        NOT_NEGATION
+        book.not_negation
             .iter()
-            .flat_map(|p| match_phrase(text, p))
+            .flat_map(|p| p.matches(text, present))
             .collect()
     } else {
         Vec::new()
     };
-    for &(phrase, weight) in table(kind) {
-        for (s, e) in match_phrase(text, phrase) {
+    let index = KINDS.iter().position(|k| *k == kind).unwrap_or(0);
+    for phrase in &book.by_kind[index] {
+        for (s, e) in phrase.matches(text, present) {
             if excluded.iter().any(|&(xs, xe)| xs <= s && e <= xe) {
                 continue;
             }
-            out.push(make_cue(folded, kind, phrase, weight, s, e));
+            out.push(make_cue(folded, kind, phrase.phrase, phrase.weight, s, e));
         }
     }
 }
@@ -440,14 +527,10 @@ fn chinese_negations(folded: &Folded, out: &mut Vec<Cue>) {
 /// Every cue in `text`, ordered by position (then by weight, strongest first).
 pub fn find_cues(text: &str) -> Vec<Cue> {
     let folded = Folded::new(text);
+    let present = phrasebook().present(&folded.text);
     let mut out = Vec::new();
-    for kind in [
-        CueKind::Negation,
-        CueKind::Change,
-        CueKind::Hedge,
-        CueKind::Override,
-    ] {
-        phrase_cues(&folded, kind, &mut out);
+    for kind in KINDS {
+        phrase_cues(&folded, kind, &present, &mut out);
     }
     chinese_negations(&folded, &mut out);
     sort_and_dedup(&mut out);
@@ -477,8 +560,9 @@ fn sort_and_dedup(cues: &mut Vec<Cue>) {
 
 fn first_of(text: &str, kind: CueKind) -> Option<Cue> {
     let folded = Folded::new(text);
+    let present = phrasebook().present(&folded.text);
     let mut out = Vec::new();
-    phrase_cues(&folded, kind, &mut out);
+    phrase_cues(&folded, kind, &present, &mut out);
     if kind == CueKind::Negation {
         chinese_negations(&folded, &mut out);
     }
@@ -495,8 +579,9 @@ pub fn has_negation(text: &str) -> Option<Cue> {
 /// bare "now"/"现在" are included with a low weight; check [`Cue::weight`].
 pub fn has_change_cue(text: &str) -> Option<Cue> {
     let folded = Folded::new(text);
+    let present = phrasebook().present(&folded.text);
     let mut out = Vec::new();
-    phrase_cues(&folded, CueKind::Change, &mut out);
+    phrase_cues(&folded, CueKind::Change, &present, &mut out);
     sort_and_dedup(&mut out);
     // The strongest cue is the more useful answer; ties go to the earlier one.
     out.into_iter()
@@ -516,6 +601,38 @@ pub fn has_override_cue(text: &str) -> Option<Cue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_phrasebook_finds_what_matching_every_phrase_finds() {
+        let book = phrasebook();
+        let mut texts: Vec<String> = vec![
+            "I don't drink coffee anymore, I switched to tea".into(),
+            "she is not unhappy, probably fine; 以后不需要确认".into(),
+            "nothing here at all".into(),
+        ];
+        // Every listed phrase in a sentence of its own, with its gaps filled.
+        for kind in KINDS {
+            for (phrase, _) in table(kind) {
+                texts.push(format!(
+                    "so {} then",
+                    phrase.replace('…', " x ").replace('*', "")
+                ));
+            }
+        }
+        for text in &texts {
+            let text = Folded::new(text).text;
+            let present = book.present(&text);
+            let listed = book.by_kind.iter().flatten().chain(&book.not_negation);
+            for phrase in listed {
+                assert_eq!(
+                    phrase.matches(&text, &present),
+                    match_parts(&text, &parts(phrase.phrase)),
+                    "{:?} in {text:?}",
+                    phrase.phrase
+                );
+            }
+        }
+    }
 
     fn neg(text: &str) -> Option<&'static str> {
         has_negation(text).map(|c| c.phrase)
