@@ -43,6 +43,10 @@ pub struct BenchArgs {
     /// cycle has covered everything written before them); 0 skips the review benchmark.
     #[arg(long, default_value_t = 0)]
     pub review_changed: usize,
+    /// Timed review cycles, each over `review_changed` new memories: the first after a restart
+    /// reads every memory it meets afresh, later ones find most readings kept.
+    #[arg(long, default_value_t = 1)]
+    pub review_rounds: usize,
 }
 
 const SUBJECTS: &[&str] = &[
@@ -282,8 +286,23 @@ async fn review_bench(
         "review baseline: {changed} changed memories in {cycles} cycles, {:.1} s, {judged} pairs judged, decisions {decisions:?}",
         started.elapsed().as_secs_f64(),
     );
+    for round in 0..args.review_rounds.max(1) {
+        let first = args.memories + round * args.review_changed;
+        timed_review_cycle(node, bank, args, rng, first).await?;
+    }
+    Ok(())
+}
+
+/// Writes `review_changed` new memories and times the cycle over them.
+async fn timed_review_cycle(
+    node: &hindsight_node::Node,
+    bank: &BankName,
+    args: &BenchArgs,
+    rng: &mut StdRng,
+    first: usize,
+) -> Result<()> {
     let contents: Vec<String> = (0..args.review_changed)
-        .map(|n| sentence(rng, args.memories + n))
+        .map(|n| sentence(rng, first + n))
         .collect();
     for chunk in contents.chunks(args.batch.max(1)) {
         let requests = chunk

@@ -548,6 +548,20 @@ impl VectorIndex {
         k: usize,
         filter: &dyn Fn(u128) -> bool,
     ) -> Result<Vec<(u128, f32)>, IndexError> {
+        self.search_with_ef(query, k, self.ef_search(), filter)
+    }
+
+    /// [`search`](Self::search) with a candidate list of `ef` instead of the index's own: a caller
+    /// that needs only the closest few (near-duplicates) can trade recall far down the list for
+    /// speed.
+    pub fn search_with_ef(
+        &self,
+        query: &[f32],
+        k: usize,
+        ef: usize,
+        filter: &dyn Fn(u128) -> bool,
+    ) -> Result<Vec<(u128, f32)>, IndexError> {
+        let ef_search = ef.max(1);
         let q = normalised(query, self.dim())?;
         if k == 0 {
             return Ok(Vec::new());
@@ -562,7 +576,7 @@ impl VectorIndex {
             _ => return Ok(st.exact(&q, k, filter, false)),
         };
         let pass = st.pass_rate(filter);
-        let ef = self.ef_search().max(k) as f64;
+        let ef = ef_search.max(k) as f64;
         // A scan computes `live × pass` distances; the graph costs about
         // `graph_cost_per_ef × ef / pass`.
         let exact_cheaper =
@@ -577,7 +591,7 @@ impl VectorIndex {
             &graph,
             &q,
             k,
-            self.ef_search(),
+            ef_search,
             visible,
             filter,
         ))

@@ -793,10 +793,15 @@ fn search_similar(
     };
     Some(
         vectors
-            .search(&vector, limit + 1, &reviewable)
+            .search_with_ef(&vector, limit + 1, REVIEW_SEARCH_EF, &reviewable)
             .unwrap_or_default(),
     )
 }
+
+/// The candidate list of a review's neighbour search, half a recall's: the review pairs a memory
+/// only with neighbours at least `duplicate_similarity` (0.75) close, which a graph search finds
+/// early, and this search is run once for every changed memory of a cycle.
+const REVIEW_SEARCH_EF: usize = 64;
 
 /// Index hits (id, similarity) by memory and number asked for.
 type Searches = HashMap<SearchKey, Vec<(u128, f32)>>;
