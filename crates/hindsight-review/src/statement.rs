@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use aho_corasick::AhoCorasick;
 
-use hindsight_text::{detect_lang, find_cues, has_hedge, strip_time_expr, Analyzer, CueKind, Lang};
+use hindsight_text::{detect_lang, find_cues, strip_time_expr, Analyzer, Cue, CueKind, Lang};
 
 use crate::lexicon::{
     AVERSIONS, CHANGE_CUES, CLAUSE_BREAKS, CORRECTIONS, FRAMING, HEDGES, OPPOSITES, PREDICATES,
@@ -49,12 +49,19 @@ pub(crate) struct Statement {
 impl Statement {
     pub fn read(content: &str) -> Statement {
         let folded = content.to_ascii_lowercase();
+        let cues = find_cues(content);
         let clauses: Vec<Clause> = split_clauses(content)
             .into_iter()
             .map(|text| Clause {
                 folded: text.to_ascii_lowercase(),
-                negative: is_negative(text),
-                topic: topic_terms(text),
+                // A clause is a slice of the content: one as long is the content itself, whose
+                // cues are already found.
+                negative: if text.len() == content.len() {
+                    is_negative(text, &cues)
+                } else {
+                    is_negative(text, &find_cues(text))
+                },
+                topic: topic_terms(text, (text.len() == content.len()).then_some(&cues[..])),
             })
             .collect();
         let topic = clauses
@@ -65,9 +72,12 @@ impl Statement {
             lang: detect_lang(content),
             topic,
             clauses,
-            changes: change_cues(content, &folded),
-            hedge: has_hedge(content)
-                .map(|c| c.text)
+            changes: change_cues(&cues, &folded),
+            // The content's first hedge, as `has_hedge` finds it.
+            hedge: cues
+                .iter()
+                .find(|c| c.kind == CueKind::Hedge)
+                .map(|c| c.text.clone())
                 .or_else(|| find_listed(&folded, &hedges().occurring(&folded)).map(str::to_string)),
             numbers: numbers(content),
         }
@@ -246,10 +256,10 @@ fn split_clauses(text: &str) -> Vec<&str> {
 }
 
 /// Whether a clause denies something: a negation or an aversion that the other does not cancel.
-fn is_negative(clause: &str) -> bool {
+fn is_negative(clause: &str, cues: &[Cue]) -> bool {
     let folded = clause.to_ascii_lowercase();
-    let negations: Vec<(usize, usize)> = find_cues(clause)
-        .into_iter()
+    let negations: Vec<(usize, usize)> = cues
+        .iter()
         .filter(|c| c.kind == CueKind::Negation && c.weight >= MIN_NEGATION_WEIGHT)
         .map(|c| (c.start, c.end))
         .collect();
@@ -332,15 +342,29 @@ fn excluded() -> &'static Excluded {
 }
 
 /// The search terms of `clause` that say what it is about.
-fn topic_terms(clause: &str) -> BTreeSet<String> {
+///
+/// `clause_cues` are the clause's cues when already found: they are the lower-cased text's too
+/// (cues are found case-folded, and ASCII lower-casing keeps every offset), unless a time
+/// expression is cut out first.
+fn topic_terms(clause: &str, clause_cues: Option<&[Cue]>) -> BTreeSet<String> {
     let ex = excluded();
     // "last month" and "上周" date a statement; they are not what it is about.
-    let mut text = strip_time_expr(clause).to_ascii_lowercase();
+    let stripped = strip_time_expr(clause);
+    let kept_cues = clause_cues.filter(|_| stripped == clause);
+    let mut text = stripped.to_ascii_lowercase();
+    let found_cues;
+    let cues = match kept_cues {
+        Some(cues) => cues,
+        None => {
+            found_cues = find_cues(&text);
+            &found_cues
+        }
+    };
     // Cue spans found by hindsight-text ("switched to", "probably", "不再") are not topics.
     // A cue with gaps ("不…了", "not … anymore") spans what lies between its parts; only the
     // parts are cue words.
     let mut spans: Vec<(usize, usize)> = Vec::new();
-    for cue in find_cues(&text) {
+    for cue in cues {
         for part in cue.phrase.split('…') {
             let part = part.trim().trim_matches('*');
             if part.is_empty() {
@@ -407,9 +431,9 @@ fn strongest<'a>(
 }
 
 /// Change cues from hindsight-text and from [`CHANGE_CUES`], as matched in the text (lower-cased).
-fn change_cues(content: &str, folded: &str) -> Vec<(String, f32)> {
-    let from_text = find_cues(content)
-        .into_iter()
+fn change_cues(cues: &[Cue], folded: &str) -> Vec<(String, f32)> {
+    let from_text = cues
+        .iter()
         .filter(|c| c.kind == CueKind::Change)
         .map(|c| (c.text.to_lowercase(), c.weight));
     let occurring = change_cue_phrases().occurring(folded);

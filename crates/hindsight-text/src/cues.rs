@@ -384,10 +384,18 @@ struct Phrase {
 /// full. The judge reads thousands of memories per review cycle, each against every phrase.
 struct Phrasebook {
     firsts: AhoCorasick,
-    first_count: usize,
+    /// For each first part, the phrases that begin with it, as (table, index in the table):
+    /// tables 0 to 3 are [`KINDS`], table 4 is [`NOT_NEGATION`].
+    users: Vec<Vec<(usize, usize)>>,
     by_kind: [Vec<Phrase>; 4],
     not_negation: Vec<Phrase>,
 }
+
+/// The phrases of each table whose first part occurs in a text, in table order (the order
+/// cues are reported in), by index.
+struct Candidates([Vec<usize>; 5]);
+
+const NOT_NEGATION_TABLE: usize = 4;
 
 const KINDS: [CueKind; 4] = [
     CueKind::Negation,
@@ -424,9 +432,18 @@ fn phrasebook() -> &'static Phrasebook {
         let not_negation = NOT_NEGATION.iter().map(|p| compile(p, 0.0)).collect();
         let firsts_automaton =
             AhoCorasick::new(&firsts).expect("the cue tables' first parts make a valid automaton");
+        let mut users = vec![Vec::new(); firsts.len()];
+        let tables = by_kind.iter().chain(std::iter::once(&not_negation));
+        for (table, phrases) in tables.enumerate() {
+            for (index, phrase) in phrases.iter().enumerate() {
+                if let Some(first) = phrase.first {
+                    users[first].push((table, index));
+                }
+            }
+        }
         Phrasebook {
             firsts: firsts_automaton,
-            first_count: firsts.len(),
+            users,
             by_kind,
             not_negation,
         }
@@ -434,39 +451,45 @@ fn phrasebook() -> &'static Phrasebook {
 }
 
 impl Phrasebook {
-    /// Which first parts occur anywhere in `text`, boundaries aside.
-    fn present(&self, text: &str) -> Vec<bool> {
-        let mut present = vec![false; self.first_count];
+    /// The phrases whose first part occurs anywhere in `text`, boundaries aside.
+    fn present(&self, text: &str) -> Candidates {
+        let mut seen = vec![false; self.users.len()];
+        let mut candidates = Candidates(Default::default());
         for found in self.firsts.find_overlapping_iter(text) {
-            present[found.pattern().as_usize()] = true;
+            let first = found.pattern().as_usize();
+            if !std::mem::replace(&mut seen[first], true) {
+                for &(table, index) in &self.users[first] {
+                    candidates.0[table].push(index);
+                }
+            }
         }
-        present
+        for table in &mut candidates.0 {
+            table.sort_unstable();
+        }
+        candidates
     }
 }
 
 impl Phrase {
-    fn matches(&self, text: &str, present: &[bool]) -> Vec<(usize, usize)> {
-        match self.first {
-            Some(first) if present[first] => match_parts(text, &self.parts),
-            _ => Vec::new(),
-        }
+    fn matches(&self, text: &str) -> Vec<(usize, usize)> {
+        match_parts(text, &self.parts)
     }
 }
 
-fn phrase_cues(folded: &Folded, kind: CueKind, present: &[bool], out: &mut Vec<Cue>) {
+fn phrase_cues(folded: &Folded, kind: CueKind, present: &Candidates, out: &mut Vec<Cue>) {
     let book = phrasebook();
     let text = folded.text.as_str();
     let excluded: Vec<(usize, usize)> = if kind == CueKind::Negation {
-        book.not_negation
+        present.0[NOT_NEGATION_TABLE]
             .iter()
-            .flat_map(|p| p.matches(text, present))
+            .flat_map(|&i| book.not_negation[i].matches(text))
             .collect()
     } else {
         Vec::new()
     };
-    let index = KINDS.iter().position(|k| *k == kind).unwrap_or(0);
-    for phrase in &book.by_kind[index] {
-        for (s, e) in phrase.matches(text, present) {
+    let table = KINDS.iter().position(|k| *k == kind).unwrap_or(0);
+    for phrase in present.0[table].iter().map(|&i| &book.by_kind[table][i]) {
+        for (s, e) in phrase.matches(text) {
             if excluded.iter().any(|&(xs, xe)| xs <= s && e <= xe) {
                 continue;
             }
@@ -622,14 +645,24 @@ mod tests {
         for text in &texts {
             let text = Folded::new(text).text;
             let present = book.present(&text);
-            let listed = book.by_kind.iter().flatten().chain(&book.not_negation);
-            for phrase in listed {
-                assert_eq!(
-                    phrase.matches(&text, &present),
-                    match_parts(&text, &parts(phrase.phrase)),
-                    "{:?} in {text:?}",
-                    phrase.phrase
-                );
+            let tables = book
+                .by_kind
+                .iter()
+                .chain(std::iter::once(&book.not_negation));
+            for (table, phrases) in tables.enumerate() {
+                for (index, phrase) in phrases.iter().enumerate() {
+                    let found = if present.0[table].contains(&index) {
+                        phrase.matches(&text)
+                    } else {
+                        Vec::new()
+                    };
+                    assert_eq!(
+                        found,
+                        match_parts(&text, &parts(phrase.phrase)),
+                        "{:?} in {text:?}",
+                        phrase.phrase
+                    );
+                }
             }
         }
     }

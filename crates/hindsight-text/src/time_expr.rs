@@ -10,7 +10,7 @@ use chrono::{
     DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Utc,
     Weekday,
 };
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexSet};
 use serde::{Deserialize, Serialize};
 
 use crate::script::Folded;
@@ -698,6 +698,17 @@ fn rules() -> &'static [Rule] {
     RULES.get_or_init(build_rules)
 }
 
+/// Every rule's pattern in one set: one scan of a text tells which rules match anywhere in it,
+/// and only those are searched for their captures. Most texts hold no time expression at all,
+/// and a text is read this way on every write and by the review's judge.
+fn rule_set() -> &'static RegexSet {
+    static SET: OnceLock<RegexSet> = OnceLock::new();
+    SET.get_or_init(|| {
+        RegexSet::new(rules().iter().map(|r| r.re.as_str()))
+            .expect("the time patterns compile one by one, so together too")
+    })
+}
+
 fn rule(pattern: &str, english: bool, resolve: Resolver) -> Rule {
     Rule {
         re: Regex::new(pattern).unwrap_or_else(|e| panic!("time pattern {pattern}: {e}")),
@@ -1346,7 +1357,12 @@ fn find_spans(folded: &Folded, ctx: &Ctx) -> Vec<Found> {
     let text = folded.text.as_str();
     let bytes = text.as_bytes();
     let mut candidates = Vec::new();
-    for rule in rules() {
+    let possible = rule_set().matches(text);
+    for (_, rule) in rules()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| possible.matched(*i))
+    {
         let mut at = 0;
         while at <= text.len() {
             let Some(caps) = rule.re.captures_at(text, at) else {
