@@ -52,16 +52,21 @@ impl Statement {
         let cues = find_cues(content);
         let clauses: Vec<Clause> = split_clauses(content)
             .into_iter()
-            .map(|text| Clause {
-                folded: text.to_ascii_lowercase(),
+            .map(|text| {
                 // A clause is a slice of the content: one as long is the content itself, whose
                 // cues are already found.
-                negative: if text.len() == content.len() {
-                    is_negative(text, &cues)
+                let found;
+                let clause_cues = if text.len() == content.len() {
+                    &cues
                 } else {
-                    is_negative(text, &find_cues(text))
-                },
-                topic: topic_terms(text, (text.len() == content.len()).then_some(&cues[..])),
+                    found = find_cues(text);
+                    &found
+                };
+                Clause {
+                    folded: text.to_ascii_lowercase(),
+                    negative: is_negative(text, clause_cues),
+                    topic: topic_terms(text, clause_cues),
+                }
             })
             .collect();
         let topic = clauses
@@ -343,22 +348,21 @@ fn excluded() -> &'static Excluded {
 
 /// The search terms of `clause` that say what it is about.
 ///
-/// `clause_cues` are the clause's cues when already found: they are the lower-cased text's too
-/// (cues are found case-folded, and ASCII lower-casing keeps every offset), unless a time
-/// expression is cut out first.
-fn topic_terms(clause: &str, clause_cues: Option<&[Cue]>) -> BTreeSet<String> {
+/// `clause_cues` are the clause's cues: they are the lower-cased text's too (cues are found
+/// case-folded, and ASCII lower-casing keeps every offset), unless a time expression is cut out
+/// first, when the text is searched again.
+fn topic_terms(clause: &str, clause_cues: &[Cue]) -> BTreeSet<String> {
     let ex = excluded();
     // "last month" and "上周" date a statement; they are not what it is about.
     let stripped = strip_time_expr(clause);
-    let kept_cues = clause_cues.filter(|_| stripped == clause);
+    let unchanged = stripped == clause;
     let mut text = stripped.to_ascii_lowercase();
     let found_cues;
-    let cues = match kept_cues {
-        Some(cues) => cues,
-        None => {
-            found_cues = find_cues(&text);
-            &found_cues
-        }
+    let cues = if unchanged {
+        clause_cues
+    } else {
+        found_cues = find_cues(&text);
+        &found_cues
     };
     // Cue spans found by hindsight-text ("switched to", "probably", "不再") are not topics.
     // A cue with gaps ("不…了", "not … anymore") spans what lies between its parts; only the
