@@ -169,11 +169,16 @@ async fn three(root: &Path) -> Vec<Member> {
 }
 
 async fn three_with(root: &Path, configure: impl Fn(&mut NodeConfig)) -> Vec<Member> {
-    let first = Member::start_with(root, 1, None, None, &configure).await;
+    three_each(root, |_, config| configure(config)).await
+}
+
+/// Like [`three_with`], with each node's configuration set by its id.
+async fn three_each(root: &Path, configure: impl Fn(u64, &mut NodeConfig)) -> Vec<Member> {
+    let first = Member::start_with(root, 1, None, None, |c| configure(1, c)).await;
     let seed = first.grpc;
     let mut members = vec![first];
     for id in [2, 3] {
-        members.push(Member::start_with(root, id, None, Some(seed), &configure).await);
+        members.push(Member::start_with(root, id, None, Some(seed), |c| configure(id, c)).await);
     }
     wait_until("three voters", Duration::from_secs(30), || {
         voters(&members[0]).len() == 3
@@ -636,28 +641,13 @@ async fn a_replica_with_another_embedding_model_embeds_replicated_writes_itself(
         TEST_LIMIT,
     );
     let root = tempfile::tempdir().unwrap();
-    let first = Member::start(root.path(), 1, None, None).await;
-    let seed = first.grpc;
-    let mut members = vec![first];
-    members.push(Member::start(root.path(), 2, None, Some(seed)).await);
     // Node 3's vectors live in another space (another model id, another dimension).
-    members.push(
-        Member::start_with(root.path(), 3, None, Some(seed), |c| {
+    let members = three_each(root.path(), |id, c| {
+        if id == 3 {
             c.embedding.hashing_dim = 128
-        })
-        .await,
-    );
-    wait_until("three voters", Duration::from_secs(30), || {
-        voters(&members[0]).len() == 3
+        }
     })
     .await;
-    within(
-        "creating the bank",
-        STEP_LIMIT,
-        members[0].node.create_bank(bank(), BankPatch::default()),
-    )
-    .await
-    .expect("bank created");
     let mut costs = vec![];
     for member in &members {
         costs.push(recall_cost(member, PROBE).await);
