@@ -286,25 +286,50 @@ impl State {
         filter: &dyn Fn(u128) -> bool,
         filter_first: bool,
     ) -> Vec<(u128, f32)> {
-        let mut top = TopK::new(k);
+        self.exact_many(&[q], k, filter, filter_first)
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// One pass over the slots for every query: each vector is scored against all of them while
+    /// it is in cache. The filter runs at most once per slot.
+    fn exact_many(
+        &self,
+        qs: &[&[f32]],
+        k: usize,
+        filter: &dyn Fn(u128) -> bool,
+        filter_first: bool,
+    ) -> Vec<Vec<(u128, f32)>> {
+        let mut tops: Vec<TopK> = qs.iter().map(|_| TopK::new(k)).collect();
         for (i, s) in self.slots.iter().enumerate() {
             if !s.live {
                 continue;
             }
+            let mut passes = None;
             if filter_first {
-                if filter(s.id) {
-                    top.push(s.id, similarity(q, self.arena.get(i)));
+                if !filter(s.id) {
+                    continue;
                 }
-            } else {
-                let score = similarity(q, self.arena.get(i));
+                passes = Some(true);
+            }
+            let v = self.arena.get(i);
+            for (q, top) in qs.iter().zip(tops.iter_mut()) {
+                let score = similarity(q, v);
                 // The filter runs only for hits that would make the cut.
-                if top.admits(s.id, score) && filter(s.id) {
+                if top.admits(s.id, score) && *passes.get_or_insert_with(|| filter(s.id)) {
                     top.push(s.id, score);
                 }
             }
         }
-        top.into_sorted()
+        tops.into_iter().map(TopK::into_sorted).collect()
     }
+}
+
+/// How a search is answered; see [`VectorIndex::plan`].
+enum Plan {
+    Nothing,
+    Exact { filter_first: bool },
+    Graph { graph: Arc<Graph>, visible: f64 },
 }
 
 /// Same arithmetic as `1 - UnitCosine::eval`, so exact and graph searches
@@ -561,40 +586,101 @@ impl VectorIndex {
         ef: usize,
         filter: &dyn Fn(u128) -> bool,
     ) -> Result<Vec<(u128, f32)>, IndexError> {
-        let ef_search = ef.max(1);
         let q = normalised(query, self.dim())?;
         if k == 0 {
             return Ok(Vec::new());
         }
         let st = self.shared.state.read();
+        Ok(match self.plan(&st, k, ef, filter) {
+            Plan::Nothing => Vec::new(),
+            Plan::Exact { filter_first } => st.exact(&q, k, filter, filter_first),
+            Plan::Graph { graph, visible } => graph_search(
+                &self.shared.scratch,
+                &st,
+                &graph,
+                &q,
+                k,
+                ef.max(1),
+                visible,
+                filter,
+            ),
+        })
+    }
+
+    /// [`search_with_ef`](Self::search_with_ef) for several queries under one filter, each
+    /// answered exactly as alone. Where the plan is an exact scan, the queries share one pass
+    /// over the vectors, so each vector is read from memory once for all of them: a batch of
+    /// writes' duplicate checks costs about one scan instead of one per write.
+    pub fn search_batch(
+        &self,
+        queries: &[&[f32]],
+        k: usize,
+        ef: usize,
+        filter: &dyn Fn(u128) -> bool,
+    ) -> Result<Vec<Vec<(u128, f32)>>, IndexError> {
+        let qs = queries
+            .iter()
+            .map(|q| normalised(q, self.dim()))
+            .collect::<Result<Vec<_>, _>>()?;
+        if k == 0 || qs.is_empty() {
+            return Ok(vec![Vec::new(); qs.len()]);
+        }
+        let st = self.shared.state.read();
+        Ok(match self.plan(&st, k, ef, filter) {
+            Plan::Nothing => vec![Vec::new(); qs.len()],
+            Plan::Exact { filter_first } => {
+                let qs: Vec<&[f32]> = qs.iter().map(Vec::as_slice).collect();
+                st.exact_many(&qs, k, filter, filter_first)
+            }
+            Plan::Graph { graph, visible } => qs
+                .iter()
+                .map(|q| {
+                    graph_search(
+                        &self.shared.scratch,
+                        &st,
+                        &graph,
+                        q,
+                        k,
+                        ef.max(1),
+                        visible,
+                        filter,
+                    )
+                })
+                .collect(),
+        })
+    }
+
+    /// How a search of `k` under `filter` is answered: by the graph when one is built and the
+    /// index is above the exact threshold, unless scanning just the vectors that pass the filter is
+    /// estimated to be cheaper.
+    fn plan(&self, st: &State, k: usize, ef: usize, filter: &dyn Fn(u128) -> bool) -> Plan {
         let live = st.live();
         if live == 0 {
-            return Ok(Vec::new());
+            return Plan::Nothing;
         }
         let graph = match &st.graph {
             Some(g) if live >= self.shared.cfg.exact_threshold => Arc::clone(g),
-            _ => return Ok(st.exact(&q, k, filter, false)),
+            _ => {
+                return Plan::Exact {
+                    filter_first: false,
+                }
+            }
         };
         let pass = st.pass_rate(filter);
-        let ef = ef_search.max(k) as f64;
+        let ef = ef.max(1).max(k) as f64;
         // A scan computes `live × pass` distances; the graph costs about
         // `graph_cost_per_ef × ef / pass`.
         let exact_cheaper =
             pass < 1.0 && live as f64 * pass * pass < self.shared.cfg.graph_cost_per_ef * ef;
         if exact_cheaper || pass * (live as f64) < (4 * k) as f64 {
-            return Ok(st.exact(&q, k, filter, pass < 0.5));
+            return Plan::Exact {
+                filter_first: pass < 0.5,
+            };
         }
-        let visible = pass * live as f64 / st.slots.len() as f64;
-        Ok(graph_search(
-            &self.shared.scratch,
-            &st,
-            &graph,
-            &q,
-            k,
-            ef_search,
-            visible,
-            filter,
-        ))
+        Plan::Graph {
+            graph,
+            visible: pass * live as f64 / st.slots.len() as f64,
+        }
     }
 
     /// Exact scan regardless of size; the reference the graph is measured against.
@@ -1306,5 +1392,42 @@ mod tests {
         loaded.set_ef_search(64);
         let r = recall(&loaded, &vectors(9, 50, dim), &|_| true);
         assert!(r >= 0.95, "recall@10 after reload = {r}");
+    }
+
+    #[test]
+    fn a_batch_of_queries_gets_what_each_query_gets_alone() {
+        let dim = 32;
+        let mut cfg = VectorConfig::new(dim);
+        cfg.background_rebuild = false;
+        let scanned = VectorIndex::new(cfg);
+        let graphed = graph_index(dim);
+        let vecs = vectors(5, 3_000, dim);
+        for idx in [&scanned, &graphed] {
+            insert_all(idx, 0, &vecs);
+            for id in (0..3_000u128).filter(|i| i % 7 == 0) {
+                assert!(idx.remove(id));
+            }
+        }
+        let queries = vectors(6, 40, dim);
+        let refs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
+        let filters: [&dyn Fn(u128) -> bool; 3] =
+            [&|_| true, &|id| id % 3 == 0, &|id| id % 50 == 1];
+        for idx in [&scanned, &graphed] {
+            for filter in filters {
+                let batch = idx.search_batch(&refs, 5, 64, filter).unwrap();
+                assert_eq!(batch.len(), queries.len());
+                for (q, got) in queries.iter().zip(&batch) {
+                    assert_eq!(got, &idx.search_with_ef(q, 5, 64, filter).unwrap());
+                    assert_eq!(got.len(), 5);
+                    assert!(got.iter().all(|h| filter(h.0) && h.0 % 7 != 0));
+                }
+            }
+        }
+        assert!(scanned
+            .search_batch(&[], 5, 64, &|_| true)
+            .unwrap()
+            .is_empty());
+        let short = [&queries[0][..dim - 1]];
+        assert!(scanned.search_batch(&short, 5, 64, &|_| true).is_err());
     }
 }

@@ -100,7 +100,8 @@ pub async fn write_batch(
     let mut rejected: HashMap<MemoryId, ImportanceScores> = HashMap::new();
     // Every request's id in request order; the log entry carries only those kept.
     let mut order: Vec<MemoryId> = vec![];
-    for (request, vector) in requests.into_iter().zip(vectors) {
+    let indexed = indexed_neighbours(&banks, &requests, &vectors);
+    for ((request, vector), found) in requests.into_iter().zip(vectors).zip(indexed) {
         let (config, view) = &banks[&request.bank];
         let confidence_given = request.confidence.is_some();
         let mut memory = build_memory(request, config, now);
@@ -114,6 +115,7 @@ pub async fn write_batch(
         let held = quarantined.contains_key(&memory.id);
         let near = neighbours(
             view.as_deref(),
+            found,
             &planned,
             &memory,
             &vector,
@@ -369,8 +371,48 @@ struct Neighbours {
     nearest: Option<f32>,
 }
 
+/// Each request's closest memories of its kind in its bank's vector index. The requests of one
+/// bank and kind are searched together, so that a batch shares one pass over a bank that is
+/// still scanned exactly.
+fn indexed_neighbours(
+    banks: &HashMap<BankName, (BankConfig, Option<Arc<BankView>>)>,
+    requests: &[WriteRequest],
+    vectors: &[Vec<f32>],
+) -> Vec<Vec<(u128, f32)>> {
+    let mut found = vec![Vec::new(); requests.len()];
+    let mut groups: HashMap<(&BankName, Kind), Vec<usize>> = HashMap::new();
+    for (i, request) in requests.iter().enumerate() {
+        groups
+            .entry((&request.bank, request.kind))
+            .or_default()
+            .push(i);
+    }
+    for ((bank, kind), items) in groups {
+        let Some(view) = banks[bank].1.as_deref() else {
+            continue;
+        };
+        let queries: Vec<&[f32]> = items.iter().map(|&i| vectors[i].as_slice()).collect();
+        let results = view.with_records(|records| {
+            let filter = |id: u128| {
+                records
+                    .get(&MemoryId(id))
+                    .is_some_and(|m| m.kind == kind && !m.status.hidden_by_default())
+            };
+            let vectors = view.index.vectors();
+            vectors
+                .search_batch(&queries, 3, vectors.ef_search(), &filter)
+                .unwrap_or_default()
+        });
+        for (i, hits) in items.into_iter().zip(results) {
+            found[i] = hits;
+        }
+    }
+    found
+}
+
 fn neighbours(
     view: Option<&BankView>,
+    found: Vec<(u128, f32)>,
     earlier: &[Planned],
     memory: &Memory,
     vector: &[f32],
@@ -397,22 +439,16 @@ fn neighbours(
         }
     }
     if let Some(view) = view {
-        let found = view.with_records(|records| {
-            let filter = |id: u128| {
-                records
-                    .get(&MemoryId(id))
-                    .is_some_and(|m| m.kind == memory.kind && !m.status.hidden_by_default())
-            };
-            view.index
-                .vectors()
-                .search(vector, 3, &filter)
-                .unwrap_or_default()
-        });
         for (id, similarity) in found {
             near(similarity);
             let Some(existing) = view.record(MemoryId(id)) else {
                 continue;
             };
+            let close = similarity >= conflict_similarity || similarity >= threshold;
+            if !close && !same_slot_other_value(&existing, memory) {
+                // Neither a likely conflict nor a duplicate, whatever it states.
+                continue;
+            }
             let restates = is_restatement(&existing, memory);
             if !restates
                 && (similarity >= conflict_similarity || same_slot_other_value(&existing, memory))
