@@ -92,10 +92,13 @@ async fn metrics(State(node): State<Node>) -> impl IntoResponse {
                 tracing::warn!(error = %e, "refreshing the node's gauges failed");
             }
             handle.run_upkeep();
+            let mut body = handle.render();
+            // Series labelled with a bank are kept by the node, so that a deleted bank's go.
+            hindsight_node::render_bank_metrics(&mut body);
             (
                 StatusCode::OK,
                 [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-                handle.render(),
+                body,
             )
         }
         None => (

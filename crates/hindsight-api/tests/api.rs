@@ -761,6 +761,80 @@ async fn reflect_keeps_what_a_task_taught_and_nothing_from_a_routine_one() {
     h.stop().await;
 }
 
+/// A deleted bank's series leave /metrics, the gauges set only when a review cycle ends
+/// included; another bank's all stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_banks_series_leave_the_metrics_and_the_other_banks_stay() {
+    let h = Harness::start().await;
+    let (kept, deleted) = ("metrics/kept", "metrics/deleted");
+    for name in [kept, deleted] {
+        let patch = BankPatch {
+            max_memories: Some(10),
+            ..BankPatch::default()
+        };
+        h.node.create_bank(bank(name), patch).await.unwrap();
+        for content in ["The printer is on floor two", "The canteen opens at noon"] {
+            h.client.write(write_request(name, content)).await.unwrap();
+        }
+        h.client.review(bank(name), None).await.unwrap();
+    }
+    // Read at scrape time, set when a write or a review cycle ends.
+    let families = [
+        "hindsight_bank_memories",
+        "hindsight_index_vectors",
+        "hindsight_index_keyword_docs",
+        "hindsight_review_backlog",
+        "hindsight_review_last_tokens_used",
+        "hindsight_bank_quota_used_ratio",
+    ];
+    let series = |text: &str, family: &str, name: &str| -> Vec<String> {
+        let label = format!("bank=\"{name}\"");
+        text.lines()
+            .filter(|l| l.starts_with(&format!("{family}{{")) && l.contains(&label))
+            .map(str::to_string)
+            .collect()
+    };
+
+    let (status, before) = http_get(h.http, "/metrics").await;
+    assert_eq!(status, 200);
+    for name in [kept, deleted] {
+        for family in families {
+            assert_eq!(
+                series(&before, family, name).len(),
+                1,
+                "{family} of {name}:\n{before}"
+            );
+        }
+    }
+    assert_eq!(
+        series(&before, "hindsight_bank_memories", kept),
+        [format!("hindsight_bank_memories{{bank=\"{kept}\"}} 2")]
+    );
+
+    assert_eq!(h.client.delete_bank(bank(deleted)).await.unwrap(), 2);
+    let (status, after) = http_get(h.http, "/metrics").await;
+    assert_eq!(status, 200);
+    let left: Vec<&str> = after
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains(&format!("bank=\"{deleted}\"")))
+        .collect();
+    assert!(left.is_empty(), "the deleted bank's series stay: {left:?}");
+    for family in families {
+        assert_eq!(
+            series(&after, family, kept),
+            series(&before, family, kept),
+            "{family} of {kept}:\n{after}"
+        );
+        // One family each, however many banks: one HELP and TYPE.
+        assert_eq!(
+            after.matches(&format!("# TYPE {family} ")).count(),
+            1,
+            "{after}"
+        );
+    }
+    h.stop().await;
+}
+
 mod learning {
     use super::*;
     use hindsight_core::retrieval::RetrievalQuery;

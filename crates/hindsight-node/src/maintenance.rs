@@ -187,11 +187,15 @@ pub fn capacity(
     let used = capacity_used(live, quota.memories);
     if quota.memories > 0 {
         // Watched by alerting before eviction starts archiving the bank's weakest memories.
-        metrics::gauge!("hindsight_bank_quota_used_ratio", "bank" => bank.to_string()).set(used);
+        crate::telemetry::bank_gauge("hindsight_bank_quota_used_ratio", bank.as_str(), used);
     }
     if used >= CAPACITY_WARNING_RATIO {
-        metrics::counter!("hindsight_bank_quota_warnings_total", "bank" => bank.to_string())
-            .increment(1);
+        crate::telemetry::bank_counter(
+            "hindsight_bank_quota_warnings_total",
+            bank.as_str(),
+            &[],
+            1,
+        );
         tracing::warn!(
             %bank, live, max_memories = quota.memories,
             "bank at {:.0} % of its memory quota", used * 100.0
@@ -202,11 +206,14 @@ pub fn capacity(
         let used = held as f64 / quota.bytes as f64;
         // Writes past the byte quota are refused, so a full bank shows here before its writers
         // start failing.
-        metrics::gauge!("hindsight_bank_byte_quota_used_ratio", "bank" => bank.to_string())
-            .set(used);
+        crate::telemetry::bank_gauge("hindsight_bank_byte_quota_used_ratio", bank.as_str(), used);
         if used >= CAPACITY_WARNING_RATIO {
-            metrics::counter!("hindsight_bank_byte_quota_warnings_total", "bank" => bank.to_string())
-                .increment(1);
+            crate::telemetry::bank_counter(
+                "hindsight_bank_byte_quota_warnings_total",
+                bank.as_str(),
+                &[],
+                1,
+            );
             tracing::warn!(
                 %bank, held, max_bytes = quota.bytes,
                 "bank at {:.0} % of its byte quota", used * 100.0

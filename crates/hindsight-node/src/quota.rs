@@ -64,12 +64,12 @@ impl Reservations {
             let in_flight = pending.get(d.bank).copied().unwrap_or(0);
             let held = d.held + in_flight;
             if held.saturating_add(d.adds) > d.max_bytes {
-                metrics::counter!(
+                crate::telemetry::bank_counter(
                     "hindsight_bank_quota_refused_total",
-                    "bank" => d.bank.to_string(),
-                    "quota" => "bytes"
-                )
-                .increment(1);
+                    d.bank.as_str(),
+                    &[("quota", "bytes")],
+                    1,
+                );
                 tracing::info!(bank = %d.bank, held, adds = d.adds, max_bytes = d.max_bytes, "write refused: byte quota");
                 return Err(NodeError::ResourceExhausted(refusal(d, held)));
             }

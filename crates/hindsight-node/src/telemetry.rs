@@ -4,8 +4,12 @@
 //! scraped. docs/OPERATIONS.md lists every series; tests/ops/check-metric-names checks that the
 //! Grafana dashboard and the alert rules use only names emitted here and in the API crate.
 
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use hindsight_core::write::WriteOutcome;
 
@@ -76,22 +80,6 @@ pub fn describe_metrics() {
     counter!(
         "hindsight_review_token_budget_total",
         "Model tokens review cycles were allowed."
-    );
-    gauge!(
-        "hindsight_review_last_tokens_used",
-        "Model tokens the bank's last review cycle spent."
-    );
-    gauge!(
-        "hindsight_review_last_token_budget",
-        "Model tokens the bank's last review cycle was allowed."
-    );
-    gauge!(
-        "hindsight_review_backlog",
-        "Changed memories the bank's last cycle left for the next."
-    );
-    counter!(
-        "hindsight_review_budget_exhausted_total",
-        "Review cycles that left pairs unjudged for a later cycle."
     );
     counter!(
         "hindsight_review_decisions_total",
@@ -196,52 +184,8 @@ pub fn describe_metrics() {
     );
     gauge!("hindsight_banks", "Banks in the store.");
     gauge!(
-        "hindsight_bank_memories",
-        "Records in the bank, whatever their status."
-    );
-    gauge!(
         "hindsight_banks_loaded",
         "Banks whose indexes are loaded on this node."
-    );
-    gauge!(
-        "hindsight_index_vectors",
-        "Live vectors in the bank's vector index."
-    );
-    gauge!(
-        "hindsight_index_tombstones",
-        "Removed vectors still holding a slot until the next rebuild."
-    );
-    gauge!(
-        "hindsight_index_graph_points",
-        "Nodes of the bank's HNSW graph (0 below the exact-scan threshold)."
-    );
-    gauge!(
-        "hindsight_index_rebuilding",
-        "1 while the bank's vector graph is being rebuilt."
-    );
-    gauge!(
-        "hindsight_index_keyword_docs",
-        "Documents in the bank's keyword (BM25) index."
-    );
-    gauge!(
-        "hindsight_index_keyword_terms",
-        "Distinct terms in the bank's keyword index."
-    );
-    gauge!(
-        "hindsight_index_entity_docs",
-        "Memories in the bank's entity index."
-    );
-    gauge!(
-        "hindsight_index_disk_bytes",
-        "Bytes of the bank's index dump on disk."
-    );
-    gauge!(
-        "hindsight_bank_quota_used_ratio",
-        "Share of the bank's memory quota its live memories use."
-    );
-    counter!(
-        "hindsight_bank_quota_warnings_total",
-        "Review cycles that found the bank at 90 % of its quota or more."
     );
     counter!(
         "hindsight_feedback_total",
@@ -310,7 +254,7 @@ pub(crate) fn index_rebuilt() {
 /// A review cycle that finished; `trigger` is what asked for it (request, periodic, write hint).
 pub(crate) fn review_cycle(report: &ReviewReport, trigger: &'static str) {
     let cycle = &report.cycle;
-    let bank = report.bank.clone();
+    let bank = report.bank.as_str();
     metrics::counter!("hindsight_review_cycles_total", "trigger" => trigger).increment(1);
     metrics::histogram!("hindsight_review_cycle_duration_seconds")
         .record(cycle.took_micros as f64 / 1e6);
@@ -319,14 +263,20 @@ pub(crate) fn review_cycle(report: &ReviewReport, trigger: &'static str) {
     metrics::counter!("hindsight_review_pairs_deferred_total").increment(cycle.pairs_deferred);
     metrics::counter!("hindsight_review_tokens_used_total").increment(cycle.tokens_used);
     metrics::counter!("hindsight_review_token_budget_total").increment(cycle.token_budget);
-    metrics::gauge!("hindsight_review_last_tokens_used", "bank" => bank.clone())
-        .set(cycle.tokens_used as f64);
-    metrics::gauge!("hindsight_review_last_token_budget", "bank" => bank.clone())
-        .set(cycle.token_budget as f64);
-    metrics::gauge!("hindsight_review_backlog", "bank" => bank.clone()).set(report.backlog as f64);
+    bank_gauge(
+        "hindsight_review_last_tokens_used",
+        bank,
+        cycle.tokens_used as f64,
+    );
+    bank_gauge(
+        "hindsight_review_last_token_budget",
+        bank,
+        cycle.token_budget as f64,
+    );
+    bank_gauge("hindsight_review_backlog", bank, report.backlog as f64);
     if cycle.pairs_deferred > 0 {
         // Pairs wait for the next cycle: the token budget ran out (or the judge put them off).
-        metrics::counter!("hindsight_review_budget_exhausted_total", "bank" => bank).increment(1);
+        bank_counter("hindsight_review_budget_exhausted_total", bank, &[], 1);
     }
     for (decision, count) in &cycle.decisions {
         metrics::counter!(
@@ -359,6 +309,244 @@ fn conflict_type(decision: &str) -> &'static str {
         "pending_review" => "undecidable",
         "merge" => "duplicate",
         _ => "none",
+    }
+}
+
+/// Whether a family of per-bank series is a gauge or a counter.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Gauge,
+    Counter,
+}
+
+/// Every series labelled with a bank: its name, type and help text.
+const BANK_FAMILIES: &[(&str, Kind, &str)] = &[
+    (
+        "hindsight_bank_memories",
+        Kind::Gauge,
+        "Records in the bank, whatever their status.",
+    ),
+    (
+        "hindsight_index_vectors",
+        Kind::Gauge,
+        "Live vectors in the bank's vector index.",
+    ),
+    (
+        "hindsight_index_tombstones",
+        Kind::Gauge,
+        "Removed vectors still holding a slot until the next rebuild.",
+    ),
+    (
+        "hindsight_index_graph_points",
+        Kind::Gauge,
+        "Nodes of the bank's HNSW graph (0 below the exact-scan threshold).",
+    ),
+    (
+        "hindsight_index_rebuilding",
+        Kind::Gauge,
+        "1 while the bank's vector graph is being rebuilt.",
+    ),
+    (
+        "hindsight_index_keyword_docs",
+        Kind::Gauge,
+        "Documents in the bank's keyword (BM25) index.",
+    ),
+    (
+        "hindsight_index_keyword_terms",
+        Kind::Gauge,
+        "Distinct terms in the bank's keyword index.",
+    ),
+    (
+        "hindsight_index_entity_docs",
+        Kind::Gauge,
+        "Memories in the bank's entity index.",
+    ),
+    (
+        "hindsight_index_disk_bytes",
+        Kind::Gauge,
+        "Bytes of the bank's index dump on disk.",
+    ),
+    (
+        "hindsight_bank_quota_used_ratio",
+        Kind::Gauge,
+        "Share of the bank's memory quota its live memories use.",
+    ),
+    (
+        "hindsight_bank_quota_warnings_total",
+        Kind::Counter,
+        "Review cycles that found the bank at 90 % of its quota or more.",
+    ),
+    (
+        "hindsight_bank_byte_quota_used_ratio",
+        Kind::Gauge,
+        "Share of the bank's byte quota its memories hold.",
+    ),
+    (
+        "hindsight_bank_byte_quota_warnings_total",
+        Kind::Counter,
+        "Review cycles that found the bank at 90 % of its byte quota or more.",
+    ),
+    (
+        "hindsight_bank_quota_refused_total",
+        Kind::Counter,
+        "Writes refused because they would take the bank over a quota, by quota.",
+    ),
+    (
+        "hindsight_review_last_tokens_used",
+        Kind::Gauge,
+        "Model tokens the bank's last review cycle spent.",
+    ),
+    (
+        "hindsight_review_last_token_budget",
+        Kind::Gauge,
+        "Model tokens the bank's last review cycle was allowed.",
+    ),
+    (
+        "hindsight_review_backlog",
+        Kind::Gauge,
+        "Changed memories the bank's last cycle left for the next.",
+    ),
+    (
+        "hindsight_review_budget_exhausted_total",
+        Kind::Counter,
+        "Review cycles that left pairs unjudged for a later cycle.",
+    ),
+];
+
+/// The series labelled with a bank, kept here instead of in the process's Prometheus recorder
+/// and appended to its output by [`render_bank_metrics`].
+///
+/// Why not the recorder: a deleted bank's series must leave /metrics, and the recorder
+/// (metrics-exporter-prometheus) cannot forget one series. Its registry is private; the only
+/// removal it offers is an idle timeout per metric kind, which drops every gauge not set for a
+/// while. The review gauges (`hindsight_review_backlog`, the last cycle's tokens, the quota
+/// ratios) are set only when a bank's review cycle ends, which for a quiet bank, or with
+/// periodic reviews off, may be hours or never again: a timeout long enough to keep them would
+/// keep a deleted bank's series as long, and one short enough to drop those promptly would drop
+/// live banks' figures too. Here a bank's series go exactly when the bank does, and a live
+/// bank's stay however long ago they were set.
+struct BankSeries {
+    /// Family name → the series' labels as written (`bank="…"` first) → its bank and value.
+    families: BTreeMap<&'static str, BTreeMap<String, (String, f64)>>,
+    /// The banks each node's last scrape found, by data directory: a bank among them that a
+    /// later scrape does not find was deleted, on whichever node the deletion was proposed.
+    /// Kept per node because tests run several nodes, of separate clusters, in one process: one
+    /// node's scrape must not take another's banks for deleted ones.
+    seen: BTreeMap<PathBuf, BTreeSet<String>>,
+}
+
+static BANK_SERIES: Mutex<BankSeries> = Mutex::new(BankSeries {
+    families: BTreeMap::new(),
+    seen: BTreeMap::new(),
+});
+
+/// The labels of a per-bank series as the exposition format writes them.
+fn bank_labels(bank: &str, extra: &[(&'static str, &str)]) -> String {
+    let mut labels = String::new();
+    for (i, (name, value)) in [("bank", bank)].iter().chain(extra).enumerate() {
+        if i > 0 {
+            labels.push(',');
+        }
+        let _ = write!(labels, "{name}=\"");
+        for c in value.chars() {
+            match c {
+                '\\' => labels.push_str("\\\\"),
+                '"' => labels.push_str("\\\""),
+                '\n' => labels.push_str("\\n"),
+                c => labels.push(c),
+            }
+        }
+        labels.push('"');
+    }
+    labels
+}
+
+fn family(name: &'static str) -> Option<Kind> {
+    let found = BANK_FAMILIES.iter().find(|(n, ..)| *n == name);
+    debug_assert!(found.is_some(), "{name} is not in BANK_FAMILIES");
+    found.map(|&(_, kind, _)| kind)
+}
+
+/// Sets the per-bank gauge `name` of `bank`.
+pub(crate) fn bank_gauge(name: &'static str, bank: &str, value: f64) {
+    if family(name) != Some(Kind::Gauge) {
+        return;
+    }
+    let labels = bank_labels(bank, &[]);
+    BANK_SERIES
+        .lock()
+        .families
+        .entry(name)
+        .or_default()
+        .insert(labels, (bank.to_string(), value));
+}
+
+/// Adds `by` to the per-bank counter `name` of `bank`, with `extra` labels after the bank.
+pub(crate) fn bank_counter(
+    name: &'static str,
+    bank: &str,
+    extra: &[(&'static str, &str)],
+    by: u64,
+) {
+    if family(name) != Some(Kind::Counter) {
+        return;
+    }
+    let labels = bank_labels(bank, extra);
+    let mut series = BANK_SERIES.lock();
+    let entry = series
+        .families
+        .entry(name)
+        .or_default()
+        .entry(labels)
+        .or_insert_with(|| (bank.to_string(), 0.0));
+    entry.1 += by as f64;
+}
+
+/// Drops the series of the banks `node`'s previous scrape found and this one (`live`) did not.
+fn forget_deleted_banks(node: &Path, live: BTreeSet<String>) {
+    let mut series = BANK_SERIES.lock();
+    let before = series.seen.insert(node.to_path_buf(), live.clone());
+    let deleted: BTreeSet<String> = before
+        .unwrap_or_default()
+        .difference(&live)
+        .cloned()
+        .collect();
+    if deleted.is_empty() {
+        return;
+    }
+    for by_labels in series.families.values_mut() {
+        by_labels.retain(|_, (bank, _)| !deleted.contains(bank));
+    }
+    series.families.retain(|_, by_labels| !by_labels.is_empty());
+}
+
+/// Appends the series labelled with a bank to `out`, a Prometheus text exposition (the process
+/// recorder's rendering): the banks' figures, without a deleted bank's.
+pub fn render_bank_metrics(out: &mut String) {
+    let series = BANK_SERIES.lock();
+    for &(name, kind, help) in BANK_FAMILIES {
+        let Some(by_labels) = series.families.get(name).filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        let kind = match kind {
+            Kind::Gauge => "gauge",
+            Kind::Counter => "counter",
+        };
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (labels, (_, value)) in by_labels {
+            let _ = match *value {
+                v if v.is_nan() => writeln!(out, "{name}{{{labels}}} NaN"),
+                v if v.is_infinite() => {
+                    writeln!(
+                        out,
+                        "{name}{{{labels}}} {}Inf",
+                        if v > 0.0 { "+" } else { "-" }
+                    )
+                }
+                v => writeln!(out, "{name}{{{labels}}} {v}"),
+            };
+        }
+        out.push('\n');
     }
 }
 
@@ -454,21 +642,27 @@ impl Node {
 
     fn refresh_bank_metrics(&self) {
         let reader = self.reader();
-        if let Ok(banks) = reader.banks() {
+        let banks = reader.banks().ok();
+        if let Some(banks) = &banks {
             metrics::gauge!("hindsight_banks").set(banks.len() as f64);
             for bank in banks {
                 if let Ok(count) = reader.bank_memory_count(&bank.name) {
-                    metrics::gauge!("hindsight_bank_memories", "bank" => bank.name.to_string())
-                        .set(count as f64);
+                    bank_gauge("hindsight_bank_memories", bank.name.as_str(), count as f64);
                 }
             }
         }
+        let live: Option<BTreeSet<String>> =
+            banks.map(|banks| banks.iter().map(|bank| bank.name.to_string()).collect());
         let context = self.context();
         let handles = context.registry.handles();
         metrics::gauge!("hindsight_banks_loaded").set(handles.len() as f64);
         for handle in handles {
             let view = &handle.view;
             let bank = view.name.to_string();
+            // A deleted bank's indexes may stay loaded a moment longer; its figures may not.
+            if live.as_ref().is_some_and(|live| !live.contains(&bank)) {
+                continue;
+            }
             let index = &view.index;
             let vectors = index.vectors().stats();
             let keyword = index.bm25().stats();
@@ -495,8 +689,11 @@ impl Node {
                 ),
             ];
             for (name, value) in gauges {
-                metrics::gauge!(name, "bank" => bank.clone()).set(value);
+                bank_gauge(name, &bank, value);
             }
+        }
+        if let Some(live) = live {
+            forget_deleted_banks(&self.config().node.data_dir, live);
         }
     }
 }
@@ -543,6 +740,52 @@ mod tests {
         assert_eq!(quorum_index(vec![7]), 7);
         assert_eq!(quorum_index(vec![9, 4, 7]), 7);
         assert_eq!(quorum_index(vec![9, 4, 7, 1, 8]), 7);
+    }
+
+    #[test]
+    fn a_banks_series_render_until_a_scrape_misses_the_bank() {
+        let node = Path::new("/telemetry-test/node");
+        bank_gauge("hindsight_review_backlog", "t/a\"b", 3.0);
+        bank_counter(
+            "hindsight_bank_quota_refused_total",
+            "t/c",
+            &[("quota", "bytes")],
+            2,
+        );
+        bank_gauge("hindsight_review_backlog", "t/c", f64::INFINITY);
+        let banks = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+        forget_deleted_banks(node, banks(&["t/a\"b", "t/c"]));
+        let mut out = String::new();
+        render_bank_metrics(&mut out);
+        assert!(
+            out.contains("# TYPE hindsight_review_backlog gauge\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("hindsight_review_backlog{bank=\"t/a\\\"b\"} 3\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("hindsight_review_backlog{bank=\"t/c\"} +Inf\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("hindsight_bank_quota_refused_total{bank=\"t/c\",quota=\"bytes\"} 2\n")
+        );
+
+        forget_deleted_banks(node, banks(&["t/a\"b"]));
+        let mut out = String::new();
+        render_bank_metrics(&mut out);
+        assert!(!out.contains("\"t/c\""), "{out}");
+        assert!(
+            out.contains("hindsight_review_backlog{bank=\"t/a\\\"b\"} 3\n"),
+            "{out}"
+        );
+        // Another node's scrape forgets only the banks it saw go.
+        forget_deleted_banks(Path::new("/telemetry-test/other"), banks(&[]));
+        let mut again = String::new();
+        render_bank_metrics(&mut again);
+        assert!(again.contains("{bank=\"t/a\\\"b\"}"), "{again}");
     }
 
     #[test]
