@@ -9,6 +9,7 @@
 
 use std::sync::OnceLock;
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
@@ -609,34 +610,91 @@ fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'+' || b == b'#'
 }
 
-/// Every lexicon value in the clause, longest match first at each place.
-fn lexicon_hits(clause: &str) -> Vec<LexHit> {
-    let bytes = clause.as_bytes();
-    let mut hits: Vec<(usize, usize, lexicon::Entry)> = Vec::new();
-    for (form, entry) in lexicon::surface_index() {
-        let latin = !form.chars().any(is_han);
-        let mut from = 0;
-        while let Some(i) = clause[from..].find(form) {
-            let s = from + i;
-            let e = s + form.len();
-            let ok = !latin
-                || ((s == 0 || !is_word_byte(bytes[s - 1]))
-                    && (e == bytes.len() || !is_word_byte(bytes[e])));
-            if ok {
-                hits.push((s, e, *entry));
-            }
-            from = s + form.len();
+type Span = (usize, usize, lexicon::Entry);
+
+/// Surface forms in one automaton, each with its entry and whether it is a Latin form (matched
+/// as a whole word) or a Chinese one (matched as a substring).
+struct SurfaceForms {
+    automaton: AhoCorasick,
+    forms: Vec<(lexicon::Entry, bool)>,
+}
+
+impl SurfaceForms {
+    fn new<'a>(forms: impl IntoIterator<Item = (&'a str, lexicon::Entry)>) -> SurfaceForms {
+        let (patterns, forms): (Vec<&str>, Vec<_>) = forms
+            .into_iter()
+            .map(|(form, entry)| (form, (entry, !form.chars().any(is_han))))
+            .unzip();
+        SurfaceForms {
+            automaton: AhoCorasick::new(patterns)
+                .expect("the lexicon's surface forms make a valid automaton"),
+            forms,
         }
     }
+
+    /// Every occurrence of a form in the clause, as (start, end, entry), longest first at each
+    /// place and none overlapping another. One scan finds every form: each form's occurrences
+    /// are taken left to right without overlapping each other (the next one starts after the
+    /// previous ends, even when the previous was not a whole word), while occurrences of
+    /// different forms may overlap until the longest is chosen.
+    fn spans(&self, clause: &str) -> Vec<Span> {
+        let bytes = clause.as_bytes();
+        let mut hits: Vec<Span> = Vec::new();
+        // Per form, where its next occurrence may start. Overlapping matches come in order of
+        // their end, and one form's are all the same length, so in order of start too.
+        let mut next_from: Vec<(usize, usize)> = Vec::new();
+        for m in self.automaton.find_overlapping_iter(clause) {
+            let form = m.pattern().as_usize();
+            let (s, e) = (m.start(), m.end());
+            match next_from.iter_mut().find(|(f, _)| *f == form) {
+                Some((_, from)) if s < *from => continue,
+                Some((_, from)) => *from = e,
+                None => next_from.push((form, e)),
+            }
+            let (entry, latin) = self.forms[form];
+            if !latin || whole_word(bytes, s, e) {
+                hits.push((s, e, entry));
+            }
+        }
+        keep_longest(hits)
+    }
+}
+
+fn whole_word(bytes: &[u8], s: usize, e: usize) -> bool {
+    (s == 0 || !is_word_byte(bytes[s - 1])) && (e == bytes.len() || !is_word_byte(bytes[e]))
+}
+
+/// Every lexicon value in the clause: see [`SurfaceForms::spans`].
+fn lexicon_spans(clause: &str) -> Vec<Span> {
+    static FORMS: OnceLock<SurfaceForms> = OnceLock::new();
+    FORMS
+        .get_or_init(|| {
+            SurfaceForms::new(
+                lexicon::surface_index()
+                    .iter()
+                    .map(|(form, entry)| (*form, *entry)),
+            )
+        })
+        .spans(clause)
+}
+
+/// Sorted by start, longest first, and without the ones that overlap one kept before.
+fn keep_longest(mut hits: Vec<Span>) -> Vec<Span> {
     hits.sort_by(|a, b| a.0.cmp(&b.0).then((b.1 - b.0).cmp(&(a.1 - a.0))));
-    let mut kept: Vec<(usize, usize, lexicon::Entry)> = Vec::new();
+    let mut kept: Vec<Span> = Vec::new();
     for h in hits {
         if kept.iter().any(|k| h.0 < k.1 && k.0 < h.1) {
             continue;
         }
         kept.push(h);
     }
-    kept.into_iter()
+    kept
+}
+
+/// Every lexicon value in the clause, longest match first at each place.
+fn lexicon_hits(clause: &str) -> Vec<LexHit> {
+    lexicon_spans(clause)
+        .into_iter()
         .map(|(s, _, entry)| LexHit {
             category: entry.category,
             canonical: entry.canonical,
@@ -644,6 +702,30 @@ fn lexicon_hits(clause: &str) -> Vec<LexHit> {
             negated: negated_before(clause, s),
         })
         .collect()
+}
+
+/// What [`SurfaceForms::spans`] finds, found one form at a time with `str::find`: the
+/// reference it is tested against.
+#[cfg(test)]
+fn spans_form_by_form<'a>(
+    forms: impl IntoIterator<Item = (&'a str, lexicon::Entry)>,
+    clause: &str,
+) -> Vec<Span> {
+    let bytes = clause.as_bytes();
+    let mut hits: Vec<Span> = Vec::new();
+    for (form, entry) in forms {
+        let latin = !form.chars().any(is_han);
+        let mut from = 0;
+        while let Some(i) = clause[from..].find(form) {
+            let s = from + i;
+            let e = s + form.len();
+            if !latin || whole_word(bytes, s, e) {
+                hits.push((s, e, entry));
+            }
+            from = s + form.len();
+        }
+    }
+    keep_longest(hits)
 }
 
 /// A negation shortly before a value denies it ("not vegetarian", "没用 windows", "不是素食者").
@@ -727,6 +809,144 @@ mod tests {
             Some((subject.into(), attribute.into(), value.into())),
             "{text}"
         );
+    }
+
+    /// Sentences of the tests above and of the benches, as memories are written.
+    const SENTENCES: &[&str] = &[
+        "I live in Austin.",
+        "We relocated; home is Berlin now.",
+        "My go-to coffee is a flat white.",
+        "Project Vega's lead is Maria Garcia.",
+        "The deadline for the Falcon launch is April 3.",
+        "I work at Initech.",
+        "The user prefers tea.",
+        "I always order a cappuccino when I get coffee.",
+        "These days I've switched to an americano instead.",
+        "Actually, switch the temperature unit to Fahrenheit.",
+        "I read weather in Celsius.",
+        "Please reach me by SMS for anything urgent.",
+        "From now on contact me via email, not the old way.",
+        "We migrated the backend to Ruby on Rails last sprint.",
+        "Our backend service is built with Flask.",
+        "We moved from Flask to Django.",
+        "For reports, please use short bullet points going forward.",
+        "My laptop runs Ubuntu; I haven't used Windows in years.",
+        "The user likely uses Windows as their main OS.",
+        "I'm not vegetarian at all, I eat chicken almost every day.",
+        "Project Atlas uses Django for its API.",
+        "用户喜欢喝茶",
+        "我们搬家了，现在住在柏林。",
+        "我最常喝的咖啡是卡布奇诺。",
+        "我现在不喝之前那个了，改成美式。",
+        "温度请用摄氏度显示。",
+        "把我的通知方式换成Slack。",
+        "有急事请用短信联系我。",
+        "项目的 Web 接口基于Flask开发。",
+        "我根本不是素食者，几乎每天都吃鸡肉。",
+        "我的笔记本装的是 Ubuntu，好几年没用 Windows 了。",
+        "CRM 记录：客户Wayne是金牌支持等级。",
+        "Maria prefers green tea.",
+        "Slack is the best way to reach me.",
+        "We discussed a recipe for dumplings while working on a spreadsheet.",
+        "已设置提醒：供应商电话之后跟进Kubernetes 升级。",
+        "Maria Garcia prefers two-week agile sprints with a demo on Fridays.",
+        "The user prefers green tea on Monday (case alpha-bravo-charlie-delta)",
+        "用户不再喜欢绿茶，改成了咖啡",
+        "张伟上周安排了火车票，可能明天上午出发",
+    ];
+
+    type Found = (usize, usize, &'static str, &'static str);
+
+    fn spans(found: Vec<Span>) -> Vec<Found> {
+        found
+            .into_iter()
+            .map(|(s, e, entry)| (s, e, entry.category.attribute, entry.canonical))
+            .collect()
+    }
+
+    #[test]
+    fn one_scan_finds_what_searching_form_by_form_finds() {
+        let mut forms: Vec<&str> = lexicon::surface_index().keys().copied().collect();
+        forms.sort_unstable();
+        let mut texts: Vec<String> = Vec::new();
+        for text in SENTENCES {
+            let folded = normalize(text);
+            texts.extend(clauses(&folded).into_iter().map(str::to_string));
+            texts.push(folded);
+        }
+        for (i, form) in forms.iter().enumerate() {
+            let next = forms[(i + 1) % forms.len()];
+            let last = forms[forms.len() - 1 - i];
+            texts.extend([
+                form.to_string(),
+                format!("i always order {form} now."),
+                format!("i'm not {form} at all, switched to {next}"),
+                format!("{form}{form}{form} and {form}s, x{form} {form}-{form}"),
+                format!("{form}{next} {last}{form}"),
+                format!("我最近改喝{form}了，不喝{next}。"),
+                format!("用户的主力是{form}{last}{form}"),
+            ]);
+        }
+        // Forms that overlap themselves or one another: "钉钉钉", "多伦多伦多", "smsms".
+        for form in &forms {
+            for other in &forms {
+                let overlap = (1..other.len())
+                    .rev()
+                    .filter(|&k| other.is_char_boundary(k))
+                    .find(|&k| form.ends_with(&other[..k]));
+                if let Some(k) = overlap {
+                    let tail = &other[k..];
+                    texts.push(format!("{form}{tail}"));
+                    texts.push(format!("we use {form}{tail}{tail} now"));
+                }
+            }
+        }
+        texts.push(forms.join(" "));
+        texts.push(forms.join(""));
+        texts.push(forms.iter().rev().copied().collect::<Vec<_>>().join(""));
+        let index = || lexicon::surface_index().iter().map(|(f, e)| (*f, *e));
+        for text in &texts {
+            assert_eq!(
+                spans(lexicon_spans(text)),
+                spans(spans_form_by_form(index(), text)),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_form_overlapping_itself_is_found_as_before() {
+        // The first "多伦多" in "大多伦多伦多" loses to "大多伦", and the second overlaps the
+        // first, so searching form by form never finds it; neither may the automaton. The
+        // same for "ab ab" in "xab ab ab", whose first occurrence is not a whole word.
+        let entry = |canonical| lexicon::Entry {
+            category: &lexicon::CATEGORIES[0],
+            canonical,
+        };
+        let forms = [
+            ("多伦多", entry("toronto")),
+            ("大多伦", entry("big")),
+            ("ab ab", entry("abab")),
+            ("b", entry("b")),
+        ];
+        let automaton = SurfaceForms::new(forms);
+        for text in [
+            "大多伦多伦多",
+            "xab ab ab",
+            "ab ab ab ab ab",
+            "多伦多伦多伦多 b",
+        ] {
+            assert_eq!(
+                spans(automaton.spans(text)),
+                spans(spans_form_by_form(forms, text)),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            spans(automaton.spans("大多伦多伦多")),
+            [(0, 9, "coffee", "big")]
+        );
+        assert_eq!(spans(automaton.spans("xab ab ab")), []);
     }
 
     #[test]
