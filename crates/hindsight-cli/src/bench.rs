@@ -142,7 +142,9 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     let bank: BankName = args.bank.parse()?;
     let tmp = tempfile::tempdir()?;
     let data_dir = args.data_dir.clone().unwrap_or_else(|| tmp.path().into());
+    let opening = Instant::now();
     let target = Arc::new(Target::embedded(args.config.as_deref(), &data_dir).await?);
+    let open_secs = opening.elapsed().as_secs_f64();
     eprintln!(
         "bench: {} memories in batches of {} from {} writers, then {} recalls, against {}",
         args.memories,
@@ -158,6 +160,8 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         .chunks(args.batch.max(1))
         .map(|c| c.to_vec())
         .collect();
+    // Measured once the sentences exist, so that the growth is the node's own.
+    let rss_before = resident_bytes();
     let queue = Arc::new(parking_lot::Mutex::new(batches));
     let progress = Arc::new(Progress::new("write", args.memories as u64));
     let started = Instant::now();
@@ -195,10 +199,12 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     }
     progress.finish();
     let write_secs = started.elapsed().as_secs_f64();
+    let rss_after_writes = resident_bytes();
 
     let mut server_us = vec![];
     let mut wall_ms = vec![];
     let progress = Progress::new("recall", args.queries as u64);
+    let mut wall_ms_first = None;
     for n in 0..args.queries {
         let query = sentence(&mut rng, n);
         let request = RecallRequest::new(vec![bank.clone()], query, 10);
@@ -207,7 +213,9 @@ pub async fn run(args: BenchArgs) -> Result<()> {
             Target::Embedded(node) => node.recall(request).await?,
             Target::Remote(client, _) => client.recall(request).await?,
         };
-        wall_ms.push(asked.elapsed().as_secs_f64() * 1000.0);
+        let took_ms = asked.elapsed().as_secs_f64() * 1000.0;
+        wall_ms_first.get_or_insert(took_ms);
+        wall_ms.push(took_ms);
         server_us.push(response.took_micros as f64 / 1000.0);
         progress.inc();
     }
@@ -218,6 +226,26 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         Target::Embedded(node) => Some(node.status()),
         Target::Remote(..) => None,
     };
+    println!("node opened in {open_secs:.2} s (store, log replay; banks load on first use)");
+    if let (Some(first), 0) = (wall_ms_first, args.memories) {
+        println!("first recall after opening (loads the bank and its indexes): {first:.1} ms");
+    }
+    if let (Some(before), Some(after)) = (rss_before, rss_after_writes) {
+        let grown = after.saturating_sub(before);
+        println!(
+            "resident memory: {:.1} MiB before the writes, {:.1} MiB after{}",
+            before as f64 / 1048576.0,
+            after as f64 / 1048576.0,
+            if args.memories > 0 {
+                format!(
+                    ": {:.2} KiB per memory written",
+                    grown as f64 / 1024.0 / args.memories as f64
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     println!(
         "writes: {} in {:.1} s = {:.0} writes/s (batch {}, {} writers)",
         args.memories,
@@ -341,4 +369,12 @@ async fn timed_review_cycle(
         .collect();
     println!("review cycle steps (s): {}", steps.join(", "));
     Ok(())
+}
+
+/// This process's resident set (Linux `/proc/self/status`), `None` where that is not available.
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
