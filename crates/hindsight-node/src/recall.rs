@@ -428,13 +428,23 @@ impl Plan {
         visible: &dyn Fn(u128) -> bool,
     ) -> Vec<(u128, f32)> {
         let vectors = view.index.vectors();
-        let mut hits = vectors
-            .search(&self.query_vector, depth, visible)
-            .unwrap_or_default();
         let Some(voice) = &self.user_voice_vector else {
-            return hits;
+            return vectors
+                .search(&self.query_vector, depth, visible)
+                .unwrap_or_default();
         };
-        hits.extend(vectors.search(voice, depth, visible).unwrap_or_default());
+        // Both phrasings in one pass over a bank that is scanned exactly.
+        let mut hits: Vec<(u128, f32)> = vectors
+            .search_batch(
+                &[&self.query_vector, voice],
+                depth,
+                vectors.ef_search(),
+                visible,
+            )
+            .unwrap_or_default()
+            .into_iter()
+            .flatten()
+            .collect();
         hits.sort_by_key(|h| h.0);
         hits.dedup_by_key(|h| h.0);
         let mut rescored: Vec<(u128, f32)> = hits
