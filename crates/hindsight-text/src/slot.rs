@@ -58,14 +58,19 @@ pub fn extract_slot(text: &str) -> Option<Slot> {
             return Some(slot);
         }
     }
-    let lead = leading_subject(trimmed, &folded);
     for (i, clause) in clauses(&folded).into_iter().enumerate() {
-        let subject = match (&lead, i) {
-            (Some(name), 0) => name.clone(),
-            _ => USER_SUBJECT.to_string(),
-        };
-        if let Some(slot) = from_lexicon(clause, subject) {
-            return Some(slot);
+        if let Some(hit) = best_lexicon_value(clause, true) {
+            // Only the first clause can be about a name that opens the text; finding it takes
+            // the text's entities, so only once a clause has a value.
+            let subject = (i == 0)
+                .then(|| leading_subject(trimmed, &folded))
+                .flatten()
+                .unwrap_or_else(|| USER_SUBJECT.to_string());
+            return Some(Slot {
+                subject,
+                attribute: hit.category.attribute.to_string(),
+                value: hit.value(),
+            });
         }
     }
     None
@@ -783,15 +788,6 @@ fn best_lexicon_value(clause: &str, need_trigger: bool) -> Option<LexHit> {
         let after_change =
             change_at.is_some_and(|c| h.start >= c) || to_at.is_some_and(|t| h.start > t);
         (h.negated, h.category.generic, !after_change, h.start)
-    })
-}
-
-fn from_lexicon(clause: &str, subject: String) -> Option<Slot> {
-    let hit = best_lexicon_value(clause, true)?;
-    Some(Slot {
-        subject,
-        attribute: hit.category.attribute.to_string(),
-        value: hit.value(),
     })
 }
 
