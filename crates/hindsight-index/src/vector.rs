@@ -772,7 +772,8 @@ impl VectorIndex {
     }
 
     /// Reads a dump written by [`Self::dump_into`]. A graph that is missing,
-    /// unreadable or inconsistent with the vectors is rebuilt from them.
+    /// unreadable or inconsistent with the vectors is rebuilt from them, in
+    /// the background when the configuration says so.
     pub(crate) fn load_from(
         dir: &Path,
         cfg: VectorConfig,
@@ -793,10 +794,11 @@ impl VectorIndex {
             state.graph = Some(Arc::new(Graph::new(&cfg, 0)));
         }
         let index = VectorIndex::from_state(cfg, state);
-        let needs = index.shared.state.read().needs_build(&index.shared.cfg);
-        if needs {
-            build(&index.shared);
-        }
+        // A graph to build (none was dumped, or it did not load) is built in the background when
+        // rebuilds are: a bank above the exact threshold then answers at once, by exact scans
+        // until its graph is ready, instead of keeping its node from serving for the minutes a
+        // large build takes.
+        index.maybe_rebuild();
         Ok(index)
     }
 }
@@ -1429,5 +1431,43 @@ mod tests {
             .is_empty());
         let short = [&queries[0][..dim - 1]];
         assert!(scanned.search_batch(&short, 5, 64, &|_| true).is_err());
+    }
+
+    #[test]
+    fn a_dump_without_its_graph_loads_at_once_and_builds_the_graph_behind_searches() {
+        let dim = 16;
+        let mut cfg = VectorConfig::new(dim);
+        cfg.background_rebuild = false;
+        let scanned = VectorIndex::new(cfg.clone());
+        insert_all(&scanned, 0, &vectors(10, 2_000, dim));
+        let dir = tempfile::tempdir().unwrap();
+        let dump = scanned.dump_into(dir.path()).unwrap();
+        assert!(
+            dump.graph_basename.is_none(),
+            "below the threshold: no graph"
+        );
+        // Loaded where the threshold is lower, the bank needs a graph it does not have.
+        cfg.exact_threshold = 1_000;
+        cfg.background_rebuild = true;
+        let loaded = VectorIndex::load_from(dir.path(), cfg, None).unwrap();
+        // Linking 2,000 points takes far longer than returning from the load did.
+        let stats = loaded.stats();
+        assert!(
+            stats.graph_points.is_none() && stats.rebuilding,
+            "{stats:?}"
+        );
+        // Answers right away, exactly while no graph exists yet.
+        for q in vectors(11, 20, dim) {
+            let got = loaded.search(&q, 10, &|_| true).unwrap();
+            if loaded.stats().graph_points.is_none() {
+                assert_eq!(got, loaded.search_exact(&q, 10, &|_| true).unwrap());
+            }
+            assert_eq!(got.len(), 10);
+        }
+        loaded.wait_for_rebuild();
+        assert_eq!(loaded.stats().graph_points, Some(2_000));
+        loaded.set_ef_search(64);
+        let r = recall(&loaded, &vectors(12, 50, dim), &|_| true);
+        assert!(r >= 0.95, "recall@10 once the graph is built = {r}");
     }
 }
