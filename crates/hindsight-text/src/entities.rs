@@ -279,6 +279,10 @@ pub(crate) fn normalize_key(raw: &str) -> String {
 /// One Latin-script word with what surrounds it.
 struct Tok<'a> {
     raw: &'a str,
+    /// `normalize_key(raw)`.
+    key: String,
+    /// `is_identifier(raw, &key)`.
+    identifier: bool,
     start: usize,
     /// Opens a sentence (or the text).
     initial: bool,
@@ -345,8 +349,12 @@ fn tokens(text: &str) -> Vec<Tok<'_>> {
         let joined = next.is_some_and(|n| {
             n.kind == RunKind::Word && !gap_after.is_empty() && gap_after.chars().all(|c| c == ' ')
         });
+        let raw = &text[run.start..run.end];
+        let key = normalize_key(raw);
         toks.push(Tok {
-            raw: &text[run.start..run.end],
+            raw,
+            identifier: is_identifier(raw, &key),
+            key,
             start: run.start,
             initial,
             han,
@@ -409,9 +417,8 @@ fn is_numberish(key: &str) -> bool {
 
 /// A code-like token: letters mixed with digits, snake_case, camelCase, dotted or hyphenated
 /// with a digit.
-fn is_identifier(raw: &str) -> bool {
-    let key = normalize_key(raw);
-    if key.len() < 2 || is_numberish(&key) {
+fn is_identifier(raw: &str, key: &str) -> bool {
+    if key.len() < 2 || is_numberish(key) {
         return false;
     }
     let has_digit = key.chars().any(|c| c.is_ascii_digit());
@@ -480,16 +487,16 @@ fn latin_entities(text: &str, permissive: bool, out: &mut Keys) {
                 continue;
             }
         }
-        if is_identifier(t.raw) && !is_generic(&normalize_key(t.raw)) {
-            out.push(normalize_key(t.raw));
+        if t.identifier && !is_generic(&t.key) {
+            out.push(t.key.clone());
             i += 1;
             continue;
         }
         // Lower-case name after a designator in a question: "project vega".
         if permissive && i + 1 < toks.len() {
-            let d = normalize_key(t.raw);
+            let d = &t.key;
             let next = &toks[i + 1];
-            let name = normalize_key(next.raw);
+            let name = next.key.clone();
             if QUERY_DESIGNATORS.contains(&d.as_str())
                 && t.joined
                 && !is_generic(&name)
@@ -504,34 +511,34 @@ fn latin_entities(text: &str, permissive: bool, out: &mut Keys) {
         // A run of name words: capitalised (or any Latin word inside Chinese text), possibly
         // bridged by connectors, ending at punctuation or a possessive.
         let namey = |t: &Tok| {
-            let key = normalize_key(t.raw);
+            let key = &t.key;
             !key.is_empty()
-                && !is_numberish(&key)
-                && !is_identifier(t.raw)
-                && (is_capitalised(t.raw) || (t.han && !is_generic(&key)))
+                && !is_numberish(key)
+                && !t.identifier
+                && (is_capitalised(t.raw) || (t.han && !is_generic(key)))
         };
         if !namey(t) {
             i += 1;
             continue;
         }
         let mut j = i;
-        let mut words = vec![normalize_key(t.raw)];
+        let mut words = vec![t.key.clone()];
         while toks[j].joined && !possessive(toks[j].raw) && j + 1 < toks.len() {
             let next = &toks[j + 1];
             if namey(next) && !next.initial {
-                words.push(normalize_key(next.raw));
+                words.push(next.key.clone());
                 j += 1;
                 continue;
             }
-            let conn = normalize_key(next.raw);
+            let conn = &next.key;
             if CONNECTORS.contains(&conn.as_str())
                 && next.joined
                 && j + 2 < toks.len()
                 && is_capitalised(toks[j + 2].raw)
                 && is_capitalised(t.raw)
             {
-                words.push(conn);
-                words.push(normalize_key(toks[j + 2].raw));
+                words.push(conn.clone());
+                words.push(toks[j + 2].key.clone());
                 j += 2;
                 continue;
             }
