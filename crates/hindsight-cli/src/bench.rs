@@ -161,7 +161,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         .map(|c| c.to_vec())
         .collect();
     // Measured once the sentences exist, so that the growth is the node's own.
-    let rss_before = resident_bytes();
+    let rss_before = hindsight_node::resident_bytes();
     let queue = Arc::new(parking_lot::Mutex::new(batches));
     let progress = Arc::new(Progress::new("write", args.memories as u64));
     let started = Instant::now();
@@ -199,7 +199,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     }
     progress.finish();
     let write_secs = started.elapsed().as_secs_f64();
-    let rss_after_writes = resident_bytes();
+    let rss_after_writes = hindsight_node::resident_bytes();
 
     let mut server_us = vec![];
     let mut wall_ms = vec![];
@@ -374,12 +374,4 @@ async fn timed_review_cycle(
         .collect();
     println!("review cycle steps (s): {}", steps.join(", "));
     Ok(())
-}
-
-/// This process's resident set (Linux `/proc/self/status`), `None` where that is not available.
-fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }

@@ -33,5 +33,5 @@ pub use error::NodeError;
 pub use learning::FeedbackReport;
 pub use node::Node;
 pub use rate::RateLimitSection;
-pub use telemetry::{describe_metrics, render_bank_metrics};
+pub use telemetry::{describe_metrics, render_bank_metrics, resident_bytes};
 pub use types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};

@@ -723,7 +723,7 @@ fn dir_bytes(dir: &Path) -> u64 {
 }
 
 /// The process's resident set size, from /proc (Linux); `None` elsewhere.
-fn resident_bytes() -> Option<u64> {
+pub fn resident_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
