@@ -444,15 +444,14 @@ fn neighbours(
             let Some(existing) = view.record(MemoryId(id)) else {
                 continue;
             };
-            let close = similarity >= conflict_similarity || similarity >= threshold;
-            if !close && !same_slot_other_value(&existing, memory) {
+            let conflicts_unless_restated =
+                similarity >= conflict_similarity || same_slot_other_value(&existing, memory);
+            if !conflicts_unless_restated && similarity < threshold {
                 // Neither a likely conflict nor a duplicate, whatever it states.
                 continue;
             }
             let restates = is_restatement(&existing, memory);
-            if !restates
-                && (similarity >= conflict_similarity || same_slot_other_value(&existing, memory))
-            {
+            if !restates && conflicts_unless_restated {
                 likely_conflict = true;
             }
             if similarity < threshold || best.is_some_and(|(_, s)| s >= similarity) {
