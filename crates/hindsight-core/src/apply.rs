@@ -1068,6 +1068,18 @@ mod tests {
         apply(state, &command, 2, &mut vec![])
     }
 
+    fn forget_softly(state: &mut MemState, id: MemoryId) {
+        run(
+            state,
+            Command::Forget {
+                id,
+                hard: false,
+                at: Timestamp(5),
+                reason: "test".into(),
+            },
+        );
+    }
+
     fn create(id: u128, content: &str) -> WriteItem {
         WriteItem::Create {
             memory: Box::new(sample(id, content)),
@@ -1242,15 +1254,7 @@ mod tests {
                 .any(|e| matches!(e, Effect::VectorCarried { .. })),
             "a merge indexes no new vector: {effects:?}"
         );
-        run(
-            &mut state,
-            Command::Forget {
-                id: MemoryId(1),
-                hard: false,
-                at: Timestamp(5),
-                reason: "test".into(),
-            },
-        );
+        forget_softly(&mut state, MemoryId(1));
         let mut effects = vec![];
         let outcome = apply(
             &mut state,
@@ -1327,15 +1331,7 @@ mod tests {
                 items: vec![create(1, "a")],
             },
         );
-        run(
-            &mut state,
-            Command::Forget {
-                id: MemoryId(1),
-                hard: false,
-                at: Timestamp(5),
-                reason: "test".into(),
-            },
-        );
+        forget_softly(&mut state, MemoryId(1));
         let outcome = run(
             &mut state,
             Command::Write {
