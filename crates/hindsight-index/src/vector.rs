@@ -586,25 +586,10 @@ impl VectorIndex {
         ef: usize,
         filter: &dyn Fn(u128) -> bool,
     ) -> Result<Vec<(u128, f32)>, IndexError> {
-        let q = normalised(query, self.dim())?;
-        if k == 0 {
-            return Ok(Vec::new());
-        }
-        let st = self.shared.state.read();
-        Ok(match self.plan(&st, k, ef, filter) {
-            Plan::Nothing => Vec::new(),
-            Plan::Exact { filter_first } => st.exact(&q, k, filter, filter_first),
-            Plan::Graph { graph, visible } => graph_search(
-                &self.shared.scratch,
-                &st,
-                &graph,
-                &q,
-                k,
-                ef.max(1),
-                visible,
-                filter,
-            ),
-        })
+        Ok(self
+            .search_batch(&[query], k, ef, filter)?
+            .pop()
+            .unwrap_or_default())
     }
 
     /// [`search_with_ef`](Self::search_with_ef) for several queries under one filter, each
