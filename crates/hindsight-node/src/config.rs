@@ -440,6 +440,14 @@ impl NodeConfig {
         if self.limits.max_top_k == 0 || self.limits.max_batch == 0 {
             return bad("limits.max_top_k and limits.max_batch must be positive".into());
         }
+        let pending = self.rate_limit.max_pending_writes;
+        if pending != 0 && pending < self.limits.max_batch {
+            return bad(format!(
+                "rate_limit.max_pending_writes ({pending}) must be at least limits.max_batch ({}), \
+                 or a full batch could never be written; 0 turns the limit off",
+                self.limits.max_batch
+            ));
+        }
         self.feedback
             .validate()
             .map_err(|e| NodeError::Config(e.to_string()))?;

@@ -2,6 +2,7 @@
 //! one supervised actor per bank owning that bank's derived indexes.
 
 pub mod access;
+mod admission;
 pub mod config;
 pub mod error;
 pub mod types;

@@ -20,6 +20,7 @@ use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
 
 use crate::access::{Authenticator, IssuedKey};
+use crate::admission::WriteAdmission;
 use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
 use crate::config::NodeConfig;
 use crate::error::NodeError;
@@ -72,6 +73,7 @@ struct Inner {
     feedback_serial: tokio::sync::Mutex<()>,
     authenticator: Authenticator,
     rate_limiter: RateLimiter,
+    write_admission: WriteAdmission,
     signer: Option<RecordSigner>,
     /// Bytes admitted under the banks' byte quotas that their views do not show yet.
     reservations: Arc<Reservations>,
@@ -206,6 +208,7 @@ impl Node {
                 retrieval_log: Mutex::new(Some(retrieval_log)),
                 feedback_serial: tokio::sync::Mutex::new(()),
                 authenticator,
+                write_admission: WriteAdmission::new(config_rate_limit.max_pending_writes),
                 rate_limiter: RateLimiter::new(config_rate_limit),
                 signer,
                 reservations: Arc::default(),
@@ -769,6 +772,10 @@ impl Node {
 
     pub(crate) fn llm_judge(&self) -> Option<Arc<LlmJudge>> {
         self.inner.llm_judge.clone()
+    }
+
+    pub(crate) fn write_admission(&self) -> &WriteAdmission {
+        &self.inner.write_admission
     }
 
     pub(crate) fn reservations(&self) -> &Arc<Reservations> {

@@ -18,6 +18,9 @@ pub struct RateLimitSection {
     pub per_key_per_sec: f64,
     /// Requests a key may make at once after a quiet spell.
     pub burst: f64,
+    /// Memories this node may be writing at once (admitted, not yet answered); a write past it is
+    /// refused with RESOURCE_EXHAUSTED instead of queueing (see `admission`). 0: no limit.
+    pub max_pending_writes: usize,
 }
 
 impl Default for RateLimitSection {
@@ -25,6 +28,7 @@ impl Default for RateLimitSection {
         RateLimitSection {
             per_key_per_sec: 1000.0,
             burst: 2000.0,
+            max_pending_writes: 4096,
         }
     }
 }
@@ -56,6 +60,7 @@ impl RateLimiter {
         let RateLimitSection {
             per_key_per_sec: rate,
             burst,
+            ..
         } = self.settings;
         if rate <= 0.0 {
             return Ok(());
@@ -92,6 +97,7 @@ mod tests {
         let limiter = RateLimiter::new(RateLimitSection {
             per_key_per_sec: 10.0,
             burst: 3.0,
+            max_pending_writes: 0,
         });
         let t = Instant::now();
         for _ in 0..3 {
@@ -109,6 +115,7 @@ mod tests {
         let off = RateLimiter::new(RateLimitSection {
             per_key_per_sec: 0.0,
             burst: 0.0,
+            max_pending_writes: 0,
         });
         for _ in 0..10_000 {
             off.admit_at("a", t).unwrap();

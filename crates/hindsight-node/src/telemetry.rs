@@ -203,6 +203,14 @@ pub fn describe_metrics() {
         "hindsight_rate_limited_total",
         "Requests refused by the per-key rate limit."
     );
+    gauge!(
+        "hindsight_writes_pending",
+        "Memories this node is writing now: admitted and not yet answered."
+    );
+    counter!(
+        "hindsight_writes_shed_total",
+        "Memories refused because the node was writing its max_pending_writes already."
+    );
 }
 
 /// Counts each write by what became of it: created, merged, quarantined, rejected_low_importance.

@@ -52,6 +52,8 @@ pub async fn write_batch(
             }
         })?;
     }
+    // Counted until this function returns: answered, refused further on, or failed.
+    let _admitted = node.write_admission().admit(requests.len())?;
 
     let now = Timestamp::now();
     let mut commands = vec![];
