@@ -328,13 +328,15 @@ impl Plan {
                     continue;
                 }
             }
-            if let Some(budget) = self.request.max_tokens {
-                let tokens = hindsight_text::count_tokens(&candidate.memory.content) as u32;
-                if tokens_used + tokens > budget {
-                    break;
-                }
-                tokens_used += tokens;
+            let tokens = views[candidate.bank].token_count(&candidate.memory);
+            if self
+                .request
+                .max_tokens
+                .is_some_and(|budget| tokens_used + tokens > budget)
+            {
+                break;
             }
+            tokens_used += tokens;
             // Kept in step with `hits`: a twin's position is the hit it folds into.
             kept_vectors.push(vector.unwrap_or_default());
             hits.push(RecallHit {
@@ -343,12 +345,6 @@ impl Plan {
                 score,
                 explain,
             });
-        }
-        if self.request.max_tokens.is_none() {
-            tokens_used = hits
-                .iter()
-                .map(|h| hindsight_text::count_tokens(&h.memory.content) as u32)
-                .sum();
         }
         RecallResponse {
             hits,

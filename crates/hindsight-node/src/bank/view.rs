@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use hindsight_core::{BankConfig, BankName, Memory, MemoryId};
 use hindsight_index::{BankIndex, IndexDoc};
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use tokio::sync::watch;
 
 /// What a bank actor publishes for concurrent readers: the bank's records and derived indexes. The
@@ -19,6 +19,9 @@ pub struct BankView {
     held_bytes: AtomicU64,
     /// The last log index whose effects on this bank are visible here.
     indexed: watch::Sender<u64>,
+    /// Tokens in each recalled record's content, by id and version: counting with a real BPE
+    /// costs tens of microseconds a text, and the same memories are recalled again and again.
+    tokens: Mutex<HashMap<MemoryId, (u64, u32)>>,
 }
 
 impl BankView {
@@ -30,6 +33,7 @@ impl BankView {
             config: RwLock::new(config),
             held_bytes: AtomicU64::new(0),
             indexed: watch::Sender::new(applied_index),
+            tokens: Mutex::new(HashMap::new()),
         }
     }
 
@@ -85,7 +89,22 @@ impl BankView {
             self.adjust_held(gone.quota_bytes(), 0);
         }
         drop(records);
+        self.tokens.lock().remove(&id);
         self.index.remove(id.0);
+    }
+
+    /// `memory`'s content in `cl100k_base` tokens, counted once per version.
+    pub fn token_count(&self, memory: &Memory) -> u32 {
+        if let Some(&(version, tokens)) = self.tokens.lock().get(&memory.id) {
+            if version == memory.version {
+                return tokens;
+            }
+        }
+        let tokens = hindsight_text::count_tokens(&memory.content) as u32;
+        self.tokens
+            .lock()
+            .insert(memory.id, (memory.version, tokens));
+        tokens
     }
 
     fn adjust_held(&self, before: u64, after: u64) {
