@@ -238,19 +238,18 @@ impl EntityIndex {
                 *hop1.entry(m).or_insert(0.0) += w;
             }
         }
-        let mut passed: Vec<(u32, f32)> = hop1
-            .iter()
-            .filter(|(&m, _)| filter(st.mem_id(m)))
-            .map(|(&m, &s)| (m, s))
-            .collect();
+        // The filter is costly and a common entity can name thousands of memories: it runs on
+        // the best hits first, only until both the top k and the seeds are settled.
+        let mut ranked: Vec<(u32, f32)> = hop1.iter().map(|(&m, &s)| (m, s)).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let passed = best_passing(&ranked, k.max(self.cfg.max_seeds), |m| filter(st.mem_id(m)));
         let mut top = TopK::new(k);
         for &(m, s) in &passed {
             top.push(st.mem_id(m), s);
         }
         if hops >= 2 && !passed.is_empty() {
-            passed.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            passed.truncate(self.cfg.max_seeds);
-            for (id, s) in self.second_hop(&st, &query, &hop1, &passed, filter) {
+            let seeds = &passed[..passed.len().min(self.cfg.max_seeds)];
+            for (id, s) in self.second_hop(&st, &query, &hop1, seeds, k, filter) {
                 top.push(id, s);
             }
         }
@@ -263,6 +262,7 @@ impl EntityIndex {
         query: &[u32],
         hop1: &HashMap<u32, f32>,
         seeds: &[(u32, f32)],
+        k: usize,
         filter: &dyn Fn(u128) -> bool,
     ) -> Vec<(u128, f32)> {
         let n = st.slot_of.len();
@@ -296,13 +296,15 @@ impl EntityIndex {
                 }
             }
         }
-        let mut out: Vec<(u128, f32)> = hop2
+        let mut ranked: Vec<(u128, f32)> =
+            hop2.into_iter().map(|(m, s)| (st.mem_id(m), s)).collect();
+        sort_hits(&mut ranked);
+        // Ranked as the top k ranks, so its first k passing hits are all it can take.
+        ranked
             .into_iter()
-            .map(|(m, s)| (st.mem_id(m), s))
             .filter(|&(id, _)| filter(id))
-            .collect();
-        sort_hits(&mut out);
-        out
+            .take(k)
+            .collect()
     }
 
     pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, IndexError> {
@@ -360,9 +362,121 @@ impl std::fmt::Debug for EntityIndex {
     }
 }
 
+/// The hits of `ranked` (best first) that pass `filter`, in order: at least `want` of them when
+/// there are, and every hit tied in score with the last one kept, so that a selection among them
+/// that breaks ties another way (by memory id) still finds all its candidates.
+fn best_passing(
+    ranked: &[(u32, f32)],
+    want: usize,
+    filter: impl Fn(u32) -> bool,
+) -> Vec<(u32, f32)> {
+    let mut passed: Vec<(u32, f32)> = Vec::with_capacity(want.min(ranked.len()));
+    for &(m, s) in ranked {
+        if passed.len() >= want && passed.last().is_some_and(|last| last.1 != s) {
+            break;
+        }
+        if filter(m) {
+            passed.push((m, s));
+        }
+    }
+    passed
+}
+
 #[cfg(test)]
 mod tests {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
     use super::*;
+
+    /// The search as it was before the filter ran lazily: every hop-1 and hop-2 hit filtered.
+    fn search_filtering_everything(
+        idx: &EntityIndex,
+        query_entities: &[&str],
+        hops: u8,
+        k: usize,
+        filter: &dyn Fn(u128) -> bool,
+    ) -> Vec<(u128, f32)> {
+        let st = idx.inner.read();
+        let mut query: Vec<u32> = vec![];
+        for name in query_entities {
+            if let Some(&e) = st.entity_ids.get(*name) {
+                if !query.contains(&e) && !st.postings[e as usize].is_empty() {
+                    query.push(e);
+                }
+            }
+        }
+        let mut hop1: HashMap<u32, f32> = HashMap::new();
+        for &e in &query {
+            let list = &st.postings[e as usize];
+            let w = st.weight(list.len());
+            for &m in list {
+                *hop1.entry(m).or_insert(0.0) += w;
+            }
+        }
+        let mut passed: Vec<(u32, f32)> = hop1
+            .iter()
+            .filter(|(&m, _)| filter(st.mem_id(m)))
+            .map(|(&m, &s)| (m, s))
+            .collect();
+        let mut top = TopK::new(k);
+        for &(m, s) in &passed {
+            top.push(st.mem_id(m), s);
+        }
+        if hops >= 2 && !passed.is_empty() {
+            passed.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            passed.truncate(idx.cfg.max_seeds);
+            for (id, s) in idx.second_hop(&st, &query, &hop1, &passed, usize::MAX, filter) {
+                top.push(id, s);
+            }
+        }
+        top.into_sorted()
+    }
+
+    #[test]
+    fn filtering_the_best_hits_first_finds_what_filtering_every_hit_finds() {
+        let mut rng = StdRng::seed_from_u64(11);
+        let names: Vec<String> = (0..400).map(|i| format!("entity-{i}")).collect();
+        // Zipf-like: a few entities name a large share of the memories.
+        let pick = |rng: &mut StdRng| {
+            let u: f64 = rng.gen_range(0.0..1.0);
+            ((names.len() as f64).powf(u) as usize - 1).min(names.len() - 1)
+        };
+        let idx = EntityIndex::with_config(EntityConfig {
+            max_seeds: 16,
+            ..EntityConfig::default()
+        });
+        // Ids out of slot order, so that ties broken by slot and by id differ.
+        for _ in 0..3_000 {
+            let count = rng.gen_range(1..5);
+            let entities: Vec<&str> = (0..count).map(|_| names[pick(&mut rng)].as_str()).collect();
+            idx.upsert(u128::from(rng.gen::<u32>()), &entities);
+        }
+        let filters: Vec<Box<dyn Fn(u128) -> bool>> = vec![
+            Box::new(|_| true),
+            Box::new(|id| id % 2 == 0),
+            Box::new(|id| id % 19 == 0),
+            Box::new(|id| id % 5 != 0),
+            Box::new(|_| false),
+        ];
+        let mut compared = 0;
+        for _ in 0..150 {
+            let count = rng.gen_range(1..4);
+            let query: Vec<&str> = (0..count).map(|_| names[pick(&mut rng)].as_str()).collect();
+            for filter in &filters {
+                for k in [1, 5, 10, 40] {
+                    for hops in [1, 2] {
+                        let lazy = idx.search(&query, hops, k, &**filter);
+                        let every = search_filtering_everything(&idx, &query, hops, k, &**filter);
+                        assert_eq!(lazy, every, "{query:?} k {k} hops {hops}");
+                        assert!(lazy.iter().all(|&(id, _)| filter(id)));
+                        compared += usize::from(!lazy.is_empty());
+                    }
+                }
+            }
+        }
+        assert!(compared > 1_000, "only {compared} searches found anything");
+    }
 
     #[test]
     fn duplicate_entities_count_once() {
