@@ -27,7 +27,7 @@ pub use bm25::{Bm25Index, Bm25Stats, BM25_B, BM25_K1};
 pub use entity::{EntityConfig, EntityIndex};
 pub use error::IndexError;
 pub use time::TimeIndex;
-pub use vector::{VectorConfig, VectorIndex, VectorStats};
+pub use vector::{StoredVectors, VectorConfig, VectorIndex, VectorStats};
 
 #[cfg(test)]
 mod tests {

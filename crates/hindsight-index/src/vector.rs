@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use hnsw_rs::api::AnnT;
 use hnsw_rs::hnsw::Hnsw;
 use hnsw_rs::hnswio::HnswIo;
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
 
 use crate::distance::{dot, normalised, UnitCosine};
 use crate::flat::{FlatGraph, ScratchPool, Vectors};
@@ -325,6 +325,19 @@ impl State {
     }
 }
 
+/// Read access to an index's stored vectors; see [`VectorIndex::stored`].
+pub struct StoredVectors<'a> {
+    st: RwLockReadGuard<'a, State>,
+}
+
+impl StoredVectors<'_> {
+    /// The stored (normalised) vector of `id`.
+    pub fn get(&self, id: u128) -> Option<&[f32]> {
+        let slot = *self.st.by_id.get(&id)?;
+        Some(self.st.arena.get(slot as usize))
+    }
+}
+
 /// How a search is answered; see [`VectorIndex::plan`].
 enum Plan {
     Nothing,
@@ -536,6 +549,15 @@ impl VectorIndex {
         st.by_id
             .get(&id)
             .map(|&slot| st.arena.get(slot as usize).to_vec())
+    }
+
+    /// The stored vectors under one read lock, for scoring many ids without a copy each. Writes
+    /// to this index wait while it is held, and a second read lock taken meanwhile can deadlock
+    /// behind a waiting writer: hold it for one loop and call nothing else on the index.
+    pub fn stored(&self) -> StoredVectors<'_> {
+        StoredVectors {
+            st: self.shared.state.read(),
+        }
     }
 
     /// Cosine similarity between `query` and the stored vector of `id`.

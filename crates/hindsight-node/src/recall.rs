@@ -179,27 +179,26 @@ impl Plan {
                     let hits = telemetry::recall_arm(ARM_KEYWORD, || {
                         bm25.search(&self.terms, depth, &visible)
                     });
-                    let vectors = view.index.vectors();
+                    let stored = view.index.vectors().stored();
                     // Shared words whose meaning the embedding does not share are mostly stem
                     // collisions ("productive" and "product") or filler: such a hit keeps half
                     // of its keyword quality.
                     let meaning = |id: u128| -> f32 {
-                        match (records.get(&MemoryId(id)), vectors.get(id)) {
+                        match (records.get(&MemoryId(id)), stored.get(id)) {
                             (Some(memory), Some(v)) => {
-                                0.5 + 0.5 * semantic_quality(dot(&v, self.query_vector_for(memory)))
+                                0.5 + 0.5 * semantic_quality(dot(v, self.query_vector_for(memory)))
                             }
                             _ => 1.0,
                         }
                     };
-                    arms.push((
-                        ARM_KEYWORD,
-                        1.0,
-                        hits.into_iter()
-                            .map(|(id, score)| {
-                                (id, score, (score / best_possible).min(1.0) * meaning(id))
-                            })
-                            .collect(),
-                    ));
+                    let ranked = hits
+                        .into_iter()
+                        .map(|(id, score)| {
+                            (id, score, (score / best_possible).min(1.0) * meaning(id))
+                        })
+                        .collect();
+                    drop(stored);
+                    arms.push((ARM_KEYWORD, 1.0, ranked));
                 }
                 if !self.entities.is_empty() {
                     let hits = telemetry::recall_arm(ARM_ENTITY, || {
@@ -218,21 +217,25 @@ impl Plan {
                 }
                 if let Some((start, end)) = self.window {
                     let in_window = telemetry::recall_arm(ARM_TEMPORAL, || {
-                        let mut in_window: Vec<ArmResult> = view
-                            .index
-                            .time()
-                            .range(start.millis(), end.millis())
+                        let ids = view.index.time().range(start.millis(), end.millis());
+                        let stored = view.index.vectors().stored();
+                        let mut in_window: Vec<ArmResult> = ids
                             .into_iter()
-                            .filter(|id| visible(*id))
                             .filter_map(|id| {
                                 let memory = records.get(&MemoryId(id))?;
-                                let v = view.index.vectors().get(id)?;
-                                Some((id, dot(&v, self.query_vector_for(memory)), 1.0))
+                                let v = stored.get(id)?;
+                                Some((id, dot(v, self.query_vector_for(memory)), 1.0))
                             })
                             .collect();
+                        drop(stored);
+                        // A stable sort, then the costly visibility check on the best first:
+                        // the same hits as checking every memory of a wide window.
                         in_window.sort_by(|a, b| b.1.total_cmp(&a.1));
-                        in_window.truncate(depth);
                         in_window
+                            .into_iter()
+                            .filter(|hit| visible(hit.0))
+                            .take(depth)
+                            .collect()
                     });
                     arms.push((ARM_TEMPORAL, TEMPORAL_WEIGHT, in_window));
                 }
@@ -443,14 +446,15 @@ impl Plan {
             .collect();
         hits.sort_by_key(|h| h.0);
         hits.dedup_by_key(|h| h.0);
+        let stored = vectors.stored();
         let mut rescored: Vec<(u128, f32)> = hits
             .into_iter()
             .filter_map(|(id, _)| {
                 let memory = records.get(&MemoryId(id))?;
-                let stored = vectors.get(id)?;
-                Some((id, dot(&stored, self.query_vector_for(memory))))
+                Some((id, dot(stored.get(id)?, self.query_vector_for(memory))))
             })
             .collect();
+        drop(stored);
         rescored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         rescored.truncate(depth);
         rescored
