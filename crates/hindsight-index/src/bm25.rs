@@ -1,6 +1,8 @@
 //! Okapi BM25 over pre-analysed terms.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
@@ -136,6 +138,147 @@ fn tally<S: AsRef<str>>(terms: &[S]) -> Vec<(&str, u32)> {
     out
 }
 
+/// Frequencies and lengths below these get their weights cached per query.
+const CACHED_TF: u32 = 2;
+const CACHED_LEN: u32 = 128;
+
+/// Per-thread buffers reused across searches, so a search neither allocates
+/// nor zeroes a score per document of the bank.
+#[derive(Default)]
+struct Scratch {
+    /// All zero between searches.
+    scores: Vec<f32>,
+    touched: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// The `k` best scores pushed into a [`TopK`]: the lowest of them is the score a
+/// hit must reach for [`TopK::admits`], known without looking up the hit's id.
+struct KthScore {
+    k: usize,
+    /// Scores are never negative, so their bit patterns order like the scores.
+    heap: BinaryHeap<Reverse<u32>>,
+}
+
+impl KthScore {
+    fn new(k: usize) -> Self {
+        KthScore {
+            k,
+            heap: BinaryHeap::with_capacity(k.saturating_add(1).min(4096)),
+        }
+    }
+
+    fn push(&mut self, score: f32) {
+        self.heap.push(Reverse(score.to_bits()));
+        if self.heap.len() > self.k {
+            self.heap.pop();
+        }
+    }
+
+    /// Scores below this are not admitted; `-inf` until `k` hits are kept.
+    fn threshold(&self) -> f32 {
+        match self.heap.peek() {
+            Some(r) if self.heap.len() == self.k => f32::from_bits(r.0),
+            _ => f32::NEG_INFINITY,
+        }
+    }
+}
+
+impl State {
+    /// Scores term at a time in query order with the same floating-point
+    /// operations as the textbook formula, so scores are bit-identical to it.
+    fn search<S: AsRef<str>>(
+        &self,
+        query_terms: &[S],
+        k: usize,
+        filter: &dyn Fn(u128) -> bool,
+    ) -> Vec<(u128, f32)> {
+        let n = self.slot_of.len();
+        if n == 0 || k == 0 {
+            return Vec::new();
+        }
+        // Taken out rather than borrowed: a filter that searches again gets
+        // fresh buffers, and a filter that panics drops these half-used ones
+        // instead of leaving non-zero scores behind.
+        let mut scratch = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        let Scratch { scores, touched } = &mut scratch;
+        if scores.len() < self.docs.len() {
+            scores.resize(self.docs.len(), 0.0);
+        }
+        touched.clear();
+
+        let avgdl = self.total_len as f32 / n as f32;
+        let avgdl = avgdl.max(f32::MIN_POSITIVE);
+        // Weight of a posting by (tf - 1, length) for short documents, NaN until
+        // computed: most postings share a handful of (tf, length) pairs.
+        let mut cache = vec![f32::NAN; (CACHED_TF * CACHED_LEN) as usize];
+        for (term, _) in tally(query_terms) {
+            let Some(&t) = self.term_ids.get(term) else {
+                continue;
+            };
+            let list = &self.postings[t as usize];
+            if list.is_empty() {
+                continue;
+            }
+            let df = list.len() as f32;
+            let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
+            let weight = |tf: u32, dl: u32| -> f32 {
+                let dl = dl as f32;
+                let tf = tf as f32;
+                let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl);
+                idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+            };
+            cache.fill(f32::NAN);
+            for p in list {
+                let dl = self.doc_len[p.doc as usize];
+                let s = if (1..=CACHED_TF).contains(&p.tf) && dl < CACHED_LEN {
+                    let c = &mut cache[((p.tf - 1) * CACHED_LEN + dl) as usize];
+                    if c.is_nan() {
+                        *c = weight(p.tf, dl);
+                    }
+                    *c
+                } else {
+                    weight(p.tf, dl)
+                };
+                let cell = &mut scores[p.doc as usize];
+                // Every contribution is positive, so zero means "not seen yet".
+                if *cell == 0.0 {
+                    touched.push(p.doc);
+                }
+                *cell += s;
+            }
+        }
+
+        let mut top = TopK::new(k);
+        let mut kth = KthScore::new(k);
+        let mut threshold = f32::NEG_INFINITY;
+        for &slot in touched.iter() {
+            let score = scores[slot as usize];
+            // `admits` would refuse it whatever its id: skip the id lookup.
+            if score < threshold {
+                continue;
+            }
+            let id = self.docs[slot as usize]
+                .as_ref()
+                .expect("posting of live doc")
+                .id;
+            if top.admits(id, score) && filter(id) {
+                top.push(id, score);
+                kth.push(score);
+                threshold = kth.threshold();
+            }
+        }
+        for &slot in touched.iter() {
+            scores[slot as usize] = 0.0;
+        }
+        SCRATCH.with(|s| *s.borrow_mut() = scratch);
+        top.into_sorted()
+    }
+}
+
 impl Bm25Index {
     /// An empty index.
     pub fn new() -> Self {
@@ -200,49 +343,7 @@ impl Bm25Index {
         k: usize,
         filter: &dyn Fn(u128) -> bool,
     ) -> Vec<(u128, f32)> {
-        let st = self.inner.read();
-        let n = st.slot_of.len();
-        if n == 0 || k == 0 {
-            return Vec::new();
-        }
-        let avgdl = st.total_len as f32 / n as f32;
-        let mut scores = vec![0f32; st.docs.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        for (term, _) in tally(query_terms) {
-            let Some(&t) = st.term_ids.get(term) else {
-                continue;
-            };
-            let list = &st.postings[t as usize];
-            if list.is_empty() {
-                continue;
-            }
-            let df = list.len() as f32;
-            let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
-            for p in list {
-                let dl = st.doc_len[p.doc as usize] as f32;
-                let tf = p.tf as f32;
-                let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl.max(f32::MIN_POSITIVE));
-                let s = idf * tf * (BM25_K1 + 1.0) / (tf + norm);
-                let cell = &mut scores[p.doc as usize];
-                // Every contribution is positive, so zero means "not seen yet".
-                if *cell == 0.0 {
-                    touched.push(p.doc);
-                }
-                *cell += s;
-            }
-        }
-        let mut top = TopK::new(k);
-        for slot in touched {
-            let score = scores[slot as usize];
-            let id = st.docs[slot as usize]
-                .as_ref()
-                .expect("posting of live doc")
-                .id;
-            if top.admits(id, score) && filter(id) {
-                top.push(id, score);
-            }
-        }
-        top.into_sorted()
+        self.inner.read().search(query_terms, k, filter)
     }
 
     pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, IndexError> {
@@ -304,6 +405,173 @@ impl std::fmt::Debug for Bm25Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// The plain search: scores every posting into a fresh vector as long as the
+    /// bank, then offers every touched document to the top k.
+    fn reference_search<S: AsRef<str>>(
+        st: &State,
+        query_terms: &[S],
+        k: usize,
+        filter: &dyn Fn(u128) -> bool,
+    ) -> Vec<(u128, f32)> {
+        let n = st.slot_of.len();
+        if n == 0 || k == 0 {
+            return Vec::new();
+        }
+        let avgdl = st.total_len as f32 / n as f32;
+        let mut scores = vec![0f32; st.docs.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for (term, _) in tally(query_terms) {
+            let Some(&t) = st.term_ids.get(term) else {
+                continue;
+            };
+            let list = &st.postings[t as usize];
+            if list.is_empty() {
+                continue;
+            }
+            let df = list.len() as f32;
+            let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
+            for p in list {
+                let dl = st.doc_len[p.doc as usize] as f32;
+                let tf = p.tf as f32;
+                let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl.max(f32::MIN_POSITIVE));
+                let s = idf * tf * (BM25_K1 + 1.0) / (tf + norm);
+                let cell = &mut scores[p.doc as usize];
+                if *cell == 0.0 {
+                    touched.push(p.doc);
+                }
+                *cell += s;
+            }
+        }
+        let mut top = TopK::new(k);
+        for slot in touched {
+            let score = scores[slot as usize];
+            let id = st.docs[slot as usize]
+                .as_ref()
+                .expect("posting of live doc")
+                .id;
+            if top.admits(id, score) && filter(id) {
+                top.push(id, score);
+            }
+        }
+        top.into_sorted()
+    }
+
+    /// Ranks drawn with probability proportional to 1 / rank.
+    struct Zipf(Vec<f64>);
+
+    impl Zipf {
+        fn new(n: usize) -> Self {
+            let mut acc = 0.0;
+            Zipf(
+                (1..=n)
+                    .map(|r| {
+                        acc += 1.0 / r as f64;
+                        acc
+                    })
+                    .collect(),
+            )
+        }
+
+        fn word(&self, rng: &mut StdRng) -> String {
+            let x = rng.gen::<f64>() * self.0.last().unwrap();
+            format!("w{}", self.0.partition_point(|&c| c < x))
+        }
+    }
+
+    #[test]
+    fn search_equals_plain_scoring() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let zipf = Zipf::new(3_000);
+        let idx = Bm25Index::new();
+        let doc = |rng: &mut StdRng| -> Vec<String> {
+            // Mostly short documents, some long ones with repeated terms.
+            let len = if rng.gen_bool(0.05) {
+                rng.gen_range(40..300)
+            } else {
+                rng.gen_range(1..25)
+            };
+            (0..len).map(|_| zipf.word(rng)).collect()
+        };
+        for id in 0..4_000u128 {
+            idx.upsert(id, &doc(&mut rng));
+        }
+        // Churn: replaced and removed documents leave reused slots and stale
+        // per-term extremes behind.
+        for _ in 0..800 {
+            let id = rng.gen_range(0..4_400u128);
+            if rng.gen_bool(0.3) {
+                idx.remove(id);
+            } else {
+                idx.upsert(id, &doc(&mut rng));
+            }
+        }
+        let st = idx.inner.read();
+        let mut queries: Vec<Vec<String>> = (0..300)
+            .map(|_| {
+                let len = rng.gen_range(1..=8);
+                (0..len).map(|_| zipf.word(&mut rng)).collect()
+            })
+            .collect();
+        queries.push(vec!["w0".into(), "w0".into(), "absent".into()]);
+        queries.push(vec!["absent".into()]);
+
+        // Searches of another index on the same thread share its scratch buffers.
+        let other = Bm25Index::new();
+        other.upsert(1, &terms("w0 w1 w2"));
+
+        let mut compared = 0;
+        for q in &queries {
+            assert_eq!(
+                other.search(q, 5, &|_| true).len(),
+                usize::from(q.iter().any(|w| ["w0", "w1", "w2"].contains(&w.as_str())))
+            );
+            let best: Vec<u128> = reference_search(&st, q, 10, &|_| true)
+                .iter()
+                .map(|h| h.0)
+                .collect();
+            let salt = rng.gen::<u64>() as u128;
+            let filters: Vec<Box<dyn Fn(u128) -> bool>> = vec![
+                Box::new(|_| true),
+                Box::new(move |id| (id ^ salt).wrapping_mul(0x9e37_79b9).is_multiple_of(2)),
+                Box::new(move |id| (id ^ salt).wrapping_mul(0x9e37_79b9).is_multiple_of(20)),
+                Box::new(move |id| !best.contains(&id)),
+                Box::new(|_| false),
+            ];
+            for filter in &filters {
+                for k in [1, 3, 10, 40, 200, 10_000] {
+                    let logged = |calls: &RefCell<Vec<u128>>, id: u128| {
+                        calls.borrow_mut().push(id);
+                        filter(id)
+                    };
+                    let (calls, want_calls) = (RefCell::new(Vec::new()), RefCell::new(Vec::new()));
+                    let got = st.search(q, k, &|id| logged(&calls, id));
+                    let want = reference_search(&st, q, k, &|id| logged(&want_calls, id));
+                    assert_eq!(
+                        got.iter().map(|h| (h.0, h.1.to_bits())).collect::<Vec<_>>(),
+                        want.iter()
+                            .map(|h| (h.0, h.1.to_bits()))
+                            .collect::<Vec<_>>(),
+                        "query {q:?}, k {k}"
+                    );
+                    assert!(got.iter().all(|h| filter(h.0)));
+                    // Same calls in the same order: the filter is only asked
+                    // about hits that could enter the top k at that point.
+                    assert_eq!(calls.into_inner(), want_calls.into_inner());
+                    compared += 1;
+                }
+            }
+        }
+        assert_eq!(compared, queries.len() * 5 * 6);
+        drop(st);
+        assert_eq!(
+            idx.search(&queries[0], 10, &|_| true),
+            reference_search(&idx.inner.read(), &queries[0], 10, &|_| true)
+        );
+    }
 
     fn terms(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_owned).collect()
