@@ -6,7 +6,7 @@ use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 
 use crate::persist;
-use crate::topk::{sort_hits, TopK};
+use crate::topk::TopK;
 use crate::IndexError;
 
 /// Limits of the two-hop expansion in [`EntityIndex::search`].
@@ -238,18 +238,29 @@ impl EntityIndex {
                 *hop1.entry(m).or_insert(0.0) += w;
             }
         }
-        // The filter is costly and a common entity can name thousands of memories: it runs on
-        // the best hits first, only until both the top k and the seeds are settled.
-        let mut ranked: Vec<(u32, f32)> = hop1.iter().map(|(&m, &s)| (m, s)).collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let passed = best_passing(&ranked, k.max(self.cfg.max_seeds), |m| filter(st.mem_id(m)));
+        // The filter is costly and a common entity can name thousands of memories, all tied in
+        // score when the query names one entity: hits are ranked as the top k ranks them (score,
+        // then lower id) and the filter runs on the best first, only until both the top k and
+        // the seeds are settled. Seeds break ties by id too; any fixed order would do.
+        let mut ranked: Vec<(u128, u32, f32)> =
+            hop1.iter().map(|(&m, &s)| (st.mem_id(m), m, s)).collect();
+        let passed = best_passing(
+            &mut ranked,
+            k.max(self.cfg.max_seeds),
+            |h| (h.0, h.2),
+            filter,
+        );
         let mut top = TopK::new(k);
-        for &(m, s) in &passed {
-            top.push(st.mem_id(m), s);
+        for &(id, _, s) in &passed {
+            top.push(id, s);
         }
         if hops >= 2 && !passed.is_empty() {
-            let seeds = &passed[..passed.len().min(self.cfg.max_seeds)];
-            for (id, s) in self.second_hop(&st, &query, &hop1, seeds, k, filter) {
+            let seeds: Vec<(u32, f32)> = passed
+                .iter()
+                .take(self.cfg.max_seeds)
+                .map(|&(_, m, s)| (m, s))
+                .collect();
+            for (id, s) in self.second_hop(&st, &query, &hop1, &seeds, k, filter) {
                 top.push(id, s);
             }
         }
@@ -298,13 +309,8 @@ impl EntityIndex {
         }
         let mut ranked: Vec<(u128, f32)> =
             hop2.into_iter().map(|(m, s)| (st.mem_id(m), s)).collect();
-        sort_hits(&mut ranked);
-        // Ranked as the top k ranks, so its first k passing hits are all it can take.
-        ranked
-            .into_iter()
-            .filter(|&(id, _)| filter(id))
-            .take(k)
-            .collect()
+        // The top k can take no more than the first k that pass.
+        best_passing(&mut ranked, k, |h| *h, filter)
     }
 
     pub(crate) fn to_bytes(&self) -> Result<Vec<u8>, IndexError> {
@@ -362,22 +368,40 @@ impl std::fmt::Debug for EntityIndex {
     }
 }
 
-/// The hits of `ranked` (best first) that pass `filter`, in order: at least `want` of them when
-/// there are, and every hit tied in score with the last one kept, so that a selection among them
-/// that breaks ties another way (by memory id) still finds all its candidates.
-fn best_passing(
-    ranked: &[(u32, f32)],
+/// The first `want` hits of `hits` that pass `filter`, in the order the top k ranks hits (higher
+/// score, then lower id). The filter runs on the best hits first, and only as far as needed; hits
+/// are ordered a slice at a time (a partial selection, then a sort), so a long list whose best
+/// hits pass is never sorted whole.
+fn best_passing<T: Copy>(
+    hits: &mut [T],
     want: usize,
-    filter: impl Fn(u32) -> bool,
-) -> Vec<(u32, f32)> {
-    let mut passed: Vec<(u32, f32)> = Vec::with_capacity(want.min(ranked.len()));
-    for &(m, s) in ranked {
-        if passed.len() >= want && passed.last().is_some_and(|last| last.1 != s) {
-            break;
+    key: impl Fn(&T) -> (u128, f32),
+    filter: &dyn Fn(u128) -> bool,
+) -> Vec<T> {
+    let order = |a: &T, b: &T| {
+        let ((ia, sa), (ib, sb)) = (key(a), key(b));
+        sb.total_cmp(&sa).then_with(|| ia.cmp(&ib))
+    };
+    let mut passed = Vec::with_capacity(want.min(hits.len()));
+    let mut start = 0;
+    let mut chunk = want.max(16).saturating_mul(2);
+    while start < hits.len() && passed.len() < want {
+        let rest = &mut hits[start..];
+        let end = chunk.min(rest.len());
+        if end < rest.len() {
+            rest.select_nth_unstable_by(end - 1, order);
         }
-        if filter(m) {
-            passed.push((m, s));
+        rest[..end].sort_unstable_by(order);
+        for hit in &rest[..end] {
+            if passed.len() == want {
+                break;
+            }
+            if filter(key(hit).0) {
+                passed.push(*hit);
+            }
         }
+        start += end;
+        chunk = chunk.saturating_mul(2);
     }
     passed
 }
@@ -424,7 +448,10 @@ mod tests {
             top.push(st.mem_id(m), s);
         }
         if hops >= 2 && !passed.is_empty() {
-            passed.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            passed.sort_by(|a, b| {
+                b.1.total_cmp(&a.1)
+                    .then_with(|| st.mem_id(a.0).cmp(&st.mem_id(b.0)))
+            });
             passed.truncate(idx.cfg.max_seeds);
             for (id, s) in idx.second_hop(&st, &query, &hop1, &passed, usize::MAX, filter) {
                 top.push(id, s);
