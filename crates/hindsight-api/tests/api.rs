@@ -649,8 +649,25 @@ async fn an_unreachable_server_is_named_with_the_reason() {
 
 /// A minimal HTTP/1.1 GET; returns the status code and the body.
 async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    http_send(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    )
+    .await
+}
+
+/// A minimal HTTP/1.1 POST of a JSON body; returns the status code and the body.
+async fn http_post_json(addr: SocketAddr, path: &str, body: &str) -> (u16, String) {
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    http_send(addr, &request).await
+}
+
+async fn http_send(addr: SocketAddr, request: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).await.unwrap();
@@ -2708,26 +2725,6 @@ mod admission {
         stream.write_all(response.as_bytes()).await.unwrap();
     }
 
-    /// POSTs a JSON body; the status and the body.
-    async fn post_json(addr: SocketAddr, path: &str, body: &str) -> (u16, String) {
-        let mut stream = TcpStream::connect(addr).await.unwrap();
-        let request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await.unwrap();
-        let status = response
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .unwrap_or(0);
-        let body = response.split_once("\r\n\r\n").unwrap_or_default().1;
-        (status, body.to_string())
-    }
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_node_writing_its_limit_refuses_more_at_once_and_stores_nothing_of_it() {
         std::env::set_var("HINDSIGHT_TEST_GATED_EMBEDDER_KEY", "unused");
@@ -2781,7 +2778,7 @@ mod admission {
                 && said.contains("nothing of it was stored"),
             "{said}"
         );
-        let (status, body) = post_json(
+        let (status, body) = http_post_json(
             h.http,
             "/v1/banks/shed%2Fa/memories",
             r#"{"content": "Refused memory over HTTP."}"#,

@@ -116,6 +116,28 @@ impl State {
         self.slot_of.insert(id, slot);
     }
 
+    /// The query's known entities, and the score of every memory naming one of them: the sum of
+    /// those entities' weights.
+    fn first_hop<S: AsRef<str>>(&self, query_entities: &[S]) -> (Vec<u32>, HashMap<u32, f32>) {
+        let mut query: Vec<u32> = Vec::new();
+        for name in query_entities {
+            if let Some(&e) = self.entity_ids.get(name.as_ref()) {
+                if !query.contains(&e) && !self.postings[e as usize].is_empty() {
+                    query.push(e);
+                }
+            }
+        }
+        let mut hop1: HashMap<u32, f32> = HashMap::new();
+        for &e in &query {
+            let list = &self.postings[e as usize];
+            let w = self.weight(list.len());
+            for &m in list {
+                *hop1.entry(m).or_insert(0.0) += w;
+            }
+        }
+        (query, hop1)
+    }
+
     fn mem_id(&self, slot: u32) -> u128 {
         self.mems[slot as usize]
             .as_ref()
@@ -222,22 +244,7 @@ impl EntityIndex {
             return Vec::new();
         }
         let st = self.inner.read();
-        let mut query: Vec<u32> = Vec::new();
-        for name in query_entities {
-            if let Some(&e) = st.entity_ids.get(name.as_ref()) {
-                if !query.contains(&e) && !st.postings[e as usize].is_empty() {
-                    query.push(e);
-                }
-            }
-        }
-        let mut hop1: HashMap<u32, f32> = HashMap::new();
-        for &e in &query {
-            let list = &st.postings[e as usize];
-            let w = st.weight(list.len());
-            for &m in list {
-                *hop1.entry(m).or_insert(0.0) += w;
-            }
-        }
+        let (query, hop1) = st.first_hop(query_entities);
         // The filter is costly and a common entity can name thousands of memories, all tied in
         // score when the query names one entity: hits are ranked as the top k ranks them (score,
         // then lower id) and the filter runs on the best first, only until both the top k and
@@ -422,22 +429,7 @@ mod tests {
         filter: &dyn Fn(u128) -> bool,
     ) -> Vec<(u128, f32)> {
         let st = idx.inner.read();
-        let mut query: Vec<u32> = vec![];
-        for name in query_entities {
-            if let Some(&e) = st.entity_ids.get(*name) {
-                if !query.contains(&e) && !st.postings[e as usize].is_empty() {
-                    query.push(e);
-                }
-            }
-        }
-        let mut hop1: HashMap<u32, f32> = HashMap::new();
-        for &e in &query {
-            let list = &st.postings[e as usize];
-            let w = st.weight(list.len());
-            for &m in list {
-                *hop1.entry(m).or_insert(0.0) += w;
-            }
-        }
+        let (query, hop1) = st.first_hop(query_entities);
         let mut passed: Vec<(u32, f32)> = hop1
             .iter()
             .filter(|(&m, _)| filter(st.mem_id(m)))
