@@ -295,6 +295,8 @@ impl BankIndex {
     }
 
     fn write_parts(&self, tmp: &Path, vector_dir: &Path) -> Result<Manifest, IndexError> {
+        // Waited for before the gate, so that writes go on while a graph is read back.
+        self.vectors.wait_for_dumped_graph();
         let _gate = self.write_gate.write();
         let vector = self.vectors.dump_into(vector_dir)?;
         persist::write_file(&tmp.join(BM25_FILE), &self.bm25.to_bytes()?)?;

@@ -142,6 +142,92 @@ impl FlatGraph {
         self.covered
     }
 
+    /// Serialises the links, little-endian, for [`Self::from_bytes`].
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let words = self.level0.len() + self.upper.len() + 3 * self.upper_at.len();
+        let mut out = Vec::with_capacity(FLAT_HEADER + 4 * words);
+        out.extend_from_slice(FLAT_MAGIC);
+        for word in [
+            FLAT_VERSION,
+            self.entry,
+            self.top_level as u32,
+            self.stride0 as u32,
+            self.stride_up as u32,
+        ] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        for len in [self.covered, self.upper_at.len(), self.upper.len()] {
+            out.extend_from_slice(&(len as u64).to_le_bytes());
+        }
+        for &word in &self.level0 {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        let mut starts: Vec<(u32, usize)> = self.upper_at.iter().map(|(&s, &a)| (s, a)).collect();
+        starts.sort_unstable();
+        for (slot, at) in starts {
+            out.extend_from_slice(&slot.to_le_bytes());
+            out.extend_from_slice(&(at as u64).to_le_bytes());
+        }
+        for &word in &self.upper {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        out
+    }
+
+    /// Reads links written by [`Self::to_bytes`] for an index of `slots` slots, of which the
+    /// copy may cover fewer (slots added after it are scanned exactly). Every count and link is
+    /// checked, so whatever the bytes, searching the result stays within `slots`; `None` when
+    /// they do not describe such a graph.
+    pub(crate) fn from_bytes(bytes: &[u8], slots: usize) -> Option<Self> {
+        let mut r = Words(bytes.strip_prefix(FLAT_MAGIC.as_slice())?);
+        if r.u32()? != FLAT_VERSION {
+            return None;
+        }
+        let entry = r.u32()?;
+        let top_level = r.u32()? as usize;
+        let stride0 = r.u32()? as usize;
+        let stride_up = r.u32()? as usize;
+        let covered = usize::try_from(r.u64()?).ok()?;
+        let upper_nodes = usize::try_from(r.u64()?).ok()?;
+        let upper_len = usize::try_from(r.u64()?).ok()?;
+        if covered > slots || entry as usize >= covered || top_level > MAX_LEVELS {
+            return None;
+        }
+        let level0 = r.u32s(covered.checked_mul(1 + stride0)?)?;
+        let mut upper_at = HashMap::with_capacity(upper_nodes.min(covered));
+        for _ in 0..upper_nodes {
+            let slot = r.u32()?;
+            let at = usize::try_from(r.u64()?).ok()?;
+            let aligned = at % (1 + stride_up) == 0 && at < upper_len;
+            if slot as usize >= covered || !aligned || upper_at.insert(slot, at).is_some() {
+                return None;
+            }
+        }
+        let upper = r.u32s(upper_len)?;
+        if !r.0.is_empty() || !upper.len().is_multiple_of(1 + stride_up) {
+            return None;
+        }
+        let rows_valid = |words: &[u32], stride: usize| {
+            words.chunks_exact(1 + stride).all(|row| {
+                let n = row[0] as usize;
+                n <= stride && row[1..=n].iter().all(|&l| (l as usize) < covered)
+            })
+        };
+        if !rows_valid(&level0, stride0) || !rows_valid(&upper, stride_up) {
+            return None;
+        }
+        Some(FlatGraph {
+            covered,
+            entry,
+            top_level,
+            stride0,
+            level0,
+            upper_at,
+            stride_up,
+            upper,
+        })
+    }
+
     #[inline]
     fn links0(&self, slot: u32) -> &[u32] {
         let row = &self.level0[slot as usize * (1 + self.stride0)..][..1 + self.stride0];
@@ -242,6 +328,42 @@ impl FlatGraph {
     }
 }
 
+const FLAT_MAGIC: &[u8; 4] = b"HIFL";
+const FLAT_VERSION: u32 = 1;
+/// Magic, five `u32` and three `u64`.
+const FLAT_HEADER: usize = 4 + 5 * 4 + 3 * 8;
+/// hnsw_rs's graphs have at most 16 layers.
+const MAX_LEVELS: usize = 16;
+
+/// Little-endian words off the front of a byte slice.
+struct Words<'a>(&'a [u8]);
+
+impl Words<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn u32s(&mut self, n: usize) -> Option<Vec<u32>> {
+        let bytes = self.take(n.checked_mul(4)?)?;
+        Some(
+            bytes
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        )
+    }
+}
+
 /// How many vectors ahead of the distance being computed are prefetched.
 const PREFETCH_AHEAD: usize = 2;
 /// Cache lines prefetched from the start of each vector; the hardware
@@ -311,5 +433,77 @@ impl ScratchPool {
 
     pub(crate) fn put(&self, scratch: Scratch) {
         self.free.lock().push(scratch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hnsw_rs::hnsw::Hnsw;
+
+    use super::*;
+
+    fn graph(n: usize, dim: usize) -> Hnsw<'static, f32, UnitCosine> {
+        let hnsw = Hnsw::new(8, n, 16, 32, UnitCosine);
+        let mut s = 0x9e37_79b9_7f4a_7c15_u64;
+        for slot in 0..n {
+            let v: Vec<f32> = (0..dim)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    (s >> 40) as f32 - (1u64 << 23) as f32
+                })
+                .collect();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let unit: Vec<f32> = v.iter().map(|x| x / norm).collect();
+            hnsw.insert_slice((&unit, slot));
+        }
+        hnsw
+    }
+
+    #[test]
+    fn saved_links_read_back_as_saved_and_nothing_else_is_accepted() {
+        let hnsw = graph(600, 8);
+        let flat = FlatGraph::copy(&hnsw, 600).expect("a graph");
+        assert!(
+            flat.top_level > 0 && !flat.upper_at.is_empty(),
+            "upper layers are covered"
+        );
+        let bytes = flat.to_bytes();
+        let back = FlatGraph::from_bytes(&bytes, 600).expect("reads back");
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!((back.entry, back.top_level), (flat.entry, flat.top_level));
+        assert_eq!(back.level0, flat.level0);
+        assert_eq!(back.upper_at, flat.upper_at);
+        assert_eq!(back.upper, flat.upper);
+
+        assert!(
+            FlatGraph::from_bytes(&bytes, 599).is_none(),
+            "fewer slots than it covers"
+        );
+        assert!(
+            FlatGraph::from_bytes(&bytes, 601).is_some(),
+            "a tail past the copy"
+        );
+        for cut in [0, 3, FLAT_HEADER - 1, bytes.len() / 2, bytes.len() - 1] {
+            assert!(
+                FlatGraph::from_bytes(&bytes[..cut], 600).is_none(),
+                "cut at {cut}"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(
+            FlatGraph::from_bytes(&longer, 600).is_none(),
+            "trailing bytes"
+        );
+        // A link count past the row, in layer 0's first row.
+        let mut wide = bytes.clone();
+        wide[FLAT_HEADER..FLAT_HEADER + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(FlatGraph::from_bytes(&wide, 600).is_none());
+        // The entry point past the last slot.
+        let mut entry = bytes;
+        entry[8..12].copy_from_slice(&600u32.to_le_bytes());
+        assert!(FlatGraph::from_bytes(&entry, 600).is_none());
     }
 }

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -127,6 +127,9 @@ const NO_SLOT: u32 = u32::MAX;
 const VECTORS_MAGIC: &[u8; 4] = b"HIVX";
 const VECTORS_VERSION: u32 = 1;
 const VECTORS_FILE: &str = "vectors.bin";
+/// The flat copy of the graph's links (`flat.rs`), saved beside hnsw_rs's own files so that a
+/// loaded index searches its graph before hnsw_rs has read it back.
+const LINKS_FILE: &str = "links.bin";
 const GRAPH_BASENAME: &str = "graph";
 
 struct Shared {
@@ -204,6 +207,19 @@ struct State {
     /// The graph's links among the slots below `covered()`, searched instead
     /// of `graph`; slots from there on are scanned exactly.
     flat: Option<Arc<FlatGraph>>,
+    /// A dumped graph that a background thread is reading back; `graph` is
+    /// `None` meanwhile, and `flat`, when the dump had it, already searches it.
+    pending: Option<Arc<PendingGraph>>,
+}
+
+/// Where a dumped graph is, and how far it reaches.
+struct PendingGraph {
+    dir: PathBuf,
+    basename: String,
+    points: usize,
+    /// Slots when the graph was dumped, all of them linked; later ones are
+    /// linked when the graph is attached.
+    linked: usize,
 }
 
 impl State {
@@ -214,6 +230,7 @@ impl State {
             by_id: HashMap::new(),
             graph: None,
             flat: None,
+            pending: None,
         }
     }
 
@@ -248,7 +265,9 @@ impl State {
     }
 
     fn needs_build(&self, cfg: &VectorConfig) -> bool {
-        let graph_missing = self.graph.is_none() && self.live() >= cfg.exact_threshold.max(1);
+        let graph_missing = self.graph.is_none()
+            && self.pending.is_none()
+            && self.live() >= cfg.exact_threshold.max(1);
         let dead = self.dead();
         let too_dead = dead >= MIN_DEAD_FOR_REBUILD
             && dead as f64 > cfg.rebuild_tombstone_ratio * self.slots.len() as f64;
@@ -341,8 +360,15 @@ impl StoredVectors<'_> {
 /// How a search is answered; see [`VectorIndex::plan`].
 enum Plan {
     Nothing,
-    Exact { filter_first: bool },
-    Graph { graph: Arc<Graph>, visible: f64 },
+    Exact {
+        filter_first: bool,
+    },
+    /// Through the flat copy of the links when there is one, else through
+    /// hnsw_rs's graph; at least one of the two exists.
+    Graph {
+        graph: Option<Arc<Graph>>,
+        visible: f64,
+    },
 }
 
 /// Same arithmetic as `1 - UnitCosine::eval`, so exact and graph searches
@@ -577,7 +603,11 @@ impl VectorIndex {
         VectorStats {
             live: st.live(),
             tombstones: st.dead(),
-            graph_points: st.graph.as_ref().map(|g| g.hnsw.get_nb_point()),
+            graph_points: st
+                .graph
+                .as_ref()
+                .map(|g| g.hnsw.get_nb_point())
+                .or(st.pending.as_ref().map(|p| p.points)),
             rebuilding,
         }
     }
@@ -645,7 +675,7 @@ impl VectorIndex {
                     graph_search(
                         &self.shared.scratch,
                         &st,
-                        &graph,
+                        graph.as_deref(),
                         q,
                         k,
                         ef.max(1),
@@ -665,14 +695,13 @@ impl VectorIndex {
         if live == 0 {
             return Plan::Nothing;
         }
-        let graph = match &st.graph {
-            Some(g) if live >= self.shared.cfg.exact_threshold => Arc::clone(g),
-            _ => {
-                return Plan::Exact {
-                    filter_first: false,
-                }
-            }
-        };
+        let searchable = st.graph.is_some() || st.flat.is_some();
+        if !searchable || live < self.shared.cfg.exact_threshold {
+            return Plan::Exact {
+                filter_first: false,
+            };
+        }
+        let graph = st.graph.clone();
         let pass = st.pass_rate(filter);
         let ef = ef.max(1).max(k) as f64;
         // A scan computes `live × pass` distances; the graph costs about
@@ -718,19 +747,19 @@ impl VectorIndex {
 
     fn maybe_rebuild(&self) {
         let shared = &self.shared;
-        let (rebuild, refresh) = {
+        let (attach, rebuild, refresh) = {
             let st = shared.state.read();
-            (st.needs_build(&shared.cfg), st.needs_refresh())
+            (
+                st.pending.is_some(),
+                st.needs_build(&shared.cfg),
+                st.needs_refresh(),
+            )
         };
-        if !rebuild && !refresh {
+        if !attach && !rebuild && !refresh {
             return;
         }
         if !shared.cfg.background_rebuild {
-            if rebuild {
-                build(shared);
-            } else {
-                refresh_flat(shared);
-            }
+            run_maintenance(shared);
             return;
         }
         let mut status = shared.status.lock();
@@ -748,11 +777,24 @@ impl VectorIndex {
         }
     }
 
+    /// Blocks until a graph being read back from the dump this index was
+    /// loaded from is attached, or has failed to load. Saved before that, the
+    /// graph would be missing from the dump and the next load would build it
+    /// from scratch.
+    pub(crate) fn wait_for_dumped_graph(&self) {
+        while self.shared.state.read().pending.is_some() {
+            // Starts the reading if no write has yet.
+            self.maybe_rebuild();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
     /// Writes `vectors.bin` and, when a graph exists, hnsw_rs's graph files
     /// into `dir`. Holds the read lock, so writers wait while searches continue.
     pub(crate) fn dump_into(&self, dir: &Path) -> Result<VectorDump, IndexError> {
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
+            self.wait_for_dumped_graph();
             let st = self.shared.state.read();
             let settled = st
                 .graph
@@ -767,6 +809,9 @@ impl VectorIndex {
             let (graph_basename, graph_points) = match &st.graph {
                 // An unsettled graph may miss links; without it the load rebuilds.
                 Some(g) if settled && g.hnsw.get_nb_point() > 0 => {
+                    if let Some(flat) = &st.flat {
+                        persist::write_file(&dir.join(LINKS_FILE), &flat.to_bytes())?;
+                    }
                     (Some(dump_graph(g, dir)?), g.hnsw.get_nb_point())
                 }
                 _ => (None, 0),
@@ -778,10 +823,38 @@ impl VectorIndex {
         }
     }
 
-    /// Reads a dump written by [`Self::dump_into`]. A graph that is missing,
-    /// unreadable or inconsistent with the vectors is rebuilt from them, in
-    /// the background when the configuration says so.
+    /// Reads a dump written by [`Self::dump_into`]. hnsw_rs's graph is read
+    /// back after the load returns (at the first write when the dump has the
+    /// flat copy of its links, at once otherwise), in the background when the
+    /// configuration says so: until then searches use the saved links, or
+    /// scan exactly when the dump has none, and inserts are linked once it is
+    /// back. hnsw_rs's reading of a 100,000-point graph takes seconds, which
+    /// would otherwise keep the bank from answering. A graph that is missing,
+    /// unreadable or inconsistent with the vectors is rebuilt from them.
     pub(crate) fn load_from(
+        dir: &Path,
+        cfg: VectorConfig,
+        graph: Option<(&str, usize)>,
+    ) -> Result<VectorIndex, IndexError> {
+        let index = Self::open_dump(dir, cfg, graph)?;
+        let searchable_without_graph = {
+            let st = index.shared.state.read();
+            st.pending.is_some() && st.flat.is_some()
+        };
+        // With its saved links the graph is searched as it is, and hnsw_rs's copy, needed only
+        // to link new vectors, is read at the first write: a bank that is only read never
+        // spends the time or the memory on it. Otherwise the graph is read back, or built when
+        // none was dumped or it does not load, in the background when rebuilds are: the bank
+        // answers at once instead of keeping its node from serving for the seconds a read or
+        // the minutes a build takes.
+        if !searchable_without_graph {
+            index.maybe_rebuild();
+        }
+        Ok(index)
+    }
+
+    /// The index a dump describes, with its graph still to be read back.
+    fn open_dump(
         dir: &Path,
         cfg: VectorConfig,
         graph: Option<(&str, usize)>,
@@ -789,24 +862,19 @@ impl VectorIndex {
         let mut state = read_vectors(&dir.join(VECTORS_FILE), cfg.dim)?;
         if let Some((basename, points)) = graph {
             if points <= state.slots.len() {
-                state.graph = load_graph(dir, basename, points, cfg.dim).map(Arc::new);
-                state.flat = state
-                    .graph
-                    .as_ref()
-                    .and_then(|g| FlatGraph::copy(&g.hnsw, state.slots.len()))
-                    .map(Arc::new);
+                state.flat = read_links(&dir.join(LINKS_FILE), state.slots.len()).map(Arc::new);
+                state.pending = Some(Arc::new(PendingGraph {
+                    dir: dir.to_path_buf(),
+                    basename: basename.to_owned(),
+                    points,
+                    linked: state.slots.len(),
+                }));
             }
         }
         if state.graph.is_none() && cfg.exact_threshold == 0 && state.slots.is_empty() {
             state.graph = Some(Arc::new(Graph::new(&cfg, 0)));
         }
-        let index = VectorIndex::from_state(cfg, state);
-        // A graph to build (none was dumped, or it did not load) is built in the background when
-        // rebuilds are: a bank above the exact threshold then answers at once, by exact scans
-        // until its graph is ready, instead of keeping its node from serving for the minutes a
-        // large build takes.
-        index.maybe_rebuild();
-        Ok(index)
+        Ok(VectorIndex::from_state(cfg, state))
     }
 }
 
@@ -845,7 +913,7 @@ impl std::fmt::Debug for VectorIndex {
 fn graph_search(
     pool: &ScratchPool,
     st: &State,
-    graph: &Graph,
+    graph: Option<&Graph>,
     q: &[f32],
     k: usize,
     ef_search: usize,
@@ -872,21 +940,23 @@ fn graph_search(
     let mut scratch = flat.map(|_| pool.take());
     let result = loop {
         let mut hits = tail.clone();
-        match (flat, scratch.as_mut()) {
-            (Some(f), Some(scratch)) => {
+        match (flat, scratch.as_mut(), graph) {
+            (Some(f), Some(scratch), _) => {
                 f.search(&st.arena, q, ef, scratch);
                 hits.extend(scratch.found.iter().filter_map(|&(d, slot)| {
                     let s = st.slots.get(slot as usize)?;
                     (s.live && filter(s.id)).then_some((s.id, 1.0 - d))
                 }));
             }
-            _ => {
+            (_, _, Some(graph)) => {
                 let found = graph.hnsw.search(q, ef, ef);
                 hits.extend(found.iter().filter_map(|n| {
                     let s = st.slots.get(n.d_id)?;
                     (s.live && filter(s.id)).then_some((s.id, 1.0 - n.distance))
                 }));
             }
+            // Not planned: a graph search needs the copy or the graph.
+            _ => break st.exact(q, k, filter, expected_visible < 0.5),
         }
         if hits.len() >= k {
             sort_hits(&mut hits);
@@ -939,19 +1009,32 @@ fn refresh_flat(shared: &Shared) {
     }
 }
 
+/// One round of background work: attach a graph being read back, else
+/// rebuild, else refresh the flat copy of the links.
+fn run_maintenance(shared: &Shared) {
+    let pending = shared.state.read().pending.clone();
+    if let Some(pending) = pending {
+        attach_dumped_graph(shared, &pending);
+    }
+    // A graph that did not load is built here.
+    let rebuild = shared.state.read().needs_build(&shared.cfg);
+    if rebuild {
+        build(shared);
+    } else {
+        refresh_flat(shared);
+    }
+}
+
 fn rebuild_loop(shared: &Shared) {
     loop {
-        let rebuild = shared.state.read().needs_build(&shared.cfg);
-        if rebuild {
-            build(shared);
-        } else {
-            refresh_flat(shared);
-        }
+        run_maintenance(shared);
         let mut status = shared.status.lock();
         // Checked under the status lock: a writer that sees `scheduled` still
         // set relies on this check to pick up its change.
-        let again =
-            !shared.closing.load(Ordering::Acquire) && shared.state.read().needs_build(&shared.cfg);
+        let again = !shared.closing.load(Ordering::Acquire) && {
+            let st = shared.state.read();
+            st.pending.is_some() || st.needs_build(&shared.cfg)
+        };
         if !again {
             status.scheduled = false;
             shared.idle.notify_all();
@@ -989,6 +1072,72 @@ fn index_range(shared: &Shared, graph: &Graph, fresh: &State, range: Range<usize
         start = end;
     }
     true
+}
+
+/// Reads back the graph of `pending` and links the slots inserted since it
+/// was dumped, then makes it the index's graph. Searches and inserts go on
+/// meanwhile; the last few inserts are linked under the write lock, as a
+/// rebuild does. If the graph does not load, the pending mark is dropped and
+/// the next round rebuilds the graph from the vectors.
+fn attach_dumped_graph(shared: &Shared, pending: &Arc<PendingGraph>) {
+    let _serial = shared.build_lock.lock();
+    let is_current = |st: &State| st.pending.as_ref().is_some_and(|p| Arc::ptr_eq(p, pending));
+    let loaded = load_graph(
+        &pending.dir,
+        &pending.basename,
+        pending.points,
+        shared.cfg.dim,
+    );
+    let Some(graph) = loaded else {
+        let mut st = shared.state.write();
+        if is_current(&st) {
+            st.pending = None;
+        }
+        return;
+    };
+    let live_vectors = |st: &State, range: Range<usize>| -> Vec<(Vec<f32>, usize)> {
+        range
+            .filter(|&i| st.slots[i].live)
+            .map(|i| (st.arena.get(i).to_vec(), i))
+            .collect()
+    };
+    let mut cursor = pending.linked;
+    loop {
+        if shared.closing.load(Ordering::Acquire) {
+            return;
+        }
+        let batch = {
+            let st = shared.state.read();
+            if !is_current(&st) {
+                return;
+            }
+            let end = st.slots.len().min(cursor + BUILD_BATCH);
+            if st.slots.len() - cursor < CATCH_UP_FINAL {
+                break;
+            }
+            let batch = live_vectors(&st, cursor..end);
+            cursor = end;
+            batch
+        };
+        let items: Vec<(&[f32], usize)> = batch.iter().map(|(v, i)| (v.as_slice(), *i)).collect();
+        graph.insert_many(&items);
+    }
+    let mut st = shared.state.write();
+    if !is_current(&st) {
+        return;
+    }
+    let rest = live_vectors(&st, cursor..st.slots.len());
+    let items: Vec<(&[f32], usize)> = rest.iter().map(|(v, i)| (v.as_slice(), *i)).collect();
+    graph.insert_many(&items);
+    st.graph = Some(Arc::new(graph));
+    st.pending = None;
+}
+
+/// The saved flat copy of the links, if it is there and describes a graph
+/// over at most `slots` slots; otherwise searches wait for hnsw_rs's graph.
+fn read_links(path: &Path, slots: usize) -> Option<FlatGraph> {
+    let bytes = std::fs::read(path).ok()?;
+    FlatGraph::from_bytes(&bytes, slots)
 }
 
 /// Builds a compacted state (and graph) from the live vectors while searches
@@ -1213,6 +1362,7 @@ fn read_vectors(path: &Path, dim: usize) -> Result<State, IndexError> {
         by_id,
         graph: None,
         flat: None,
+        pending: None,
     })
 }
 
@@ -1476,5 +1626,175 @@ mod tests {
         loaded.set_ef_search(64);
         let r = recall(&loaded, &vectors(12, 50, dim), &|_| true);
         assert!(r >= 0.95, "recall@10 once the graph is built = {r}");
+    }
+
+    /// A graph-backed index of `n` vectors with a tail past its last flat copy, dumped into a
+    /// fresh directory.
+    fn dumped_graph(dim: usize, n: usize) -> (VectorIndex, tempfile::TempDir, String, usize) {
+        let idx = graph_index(dim);
+        insert_all(&idx, 0, &vectors(13, n, dim));
+        for id in (0..n as u128).step_by(9) {
+            idx.remove(id);
+        }
+        // Single inserts past the copy: the saved links do not reach them.
+        for (i, v) in vectors(14, 40, dim).iter().enumerate() {
+            idx.insert(50_000 + i as u128, v).unwrap();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let dump = idx.dump_into(dir.path()).unwrap();
+        let basename = dump.graph_basename.expect("a graph was dumped");
+        (idx, dir, basename, dump.graph_points)
+    }
+
+    #[test]
+    fn a_reloaded_graph_answers_from_its_saved_links_before_hnsw_rs_has_read_it() {
+        let dim = 24;
+        let (original, dir, basename, points) = dumped_graph(dim, 3_000);
+        let saved_covered = covered(&original).expect("a flat copy");
+        assert!(saved_covered < 3_040, "the dump has a tail past the copy");
+        let mut cfg = original.config().clone();
+        cfg.background_rebuild = true;
+        let loaded = VectorIndex::open_dump(dir.path(), cfg, Some((&basename, points))).unwrap();
+        // Holds off the background reading of the graph that the first write starts.
+        let reading = loaded.shared.build_lock.lock();
+        {
+            let st = loaded.shared.state.read();
+            assert!(st.graph.is_none() && st.pending.is_some());
+            assert_eq!(st.flat.as_ref().map(|f| f.covered()), Some(saved_covered));
+        }
+        assert_eq!(loaded.stats().graph_points, Some(points));
+        // The same links and vectors: the same answers as before the restart, filtered or not.
+        let queries = vectors(15, 60, dim);
+        let even = |id: u128| id.is_multiple_of(2);
+        for q in &queries {
+            for filter in [&|_| true, &even as &dyn Fn(u128) -> bool] {
+                assert_eq!(
+                    loaded.search(q, 10, filter).unwrap(),
+                    original.search(q, 10, filter).unwrap()
+                );
+            }
+        }
+        // Writes while the graph is away are found at once, through the exact scan of the tail.
+        let late = vectors(16, 300, dim);
+        insert_all(&loaded, 70_000, &late);
+        assert!(loaded.remove(1));
+        for (i, v) in late.iter().enumerate().step_by(11) {
+            assert_eq!(
+                loaded.search(v, 3, &|_| true).unwrap()[0].0,
+                70_000 + i as u128
+            );
+        }
+        assert!(
+            loaded.shared.state.read().graph.is_none(),
+            "not attached yet"
+        );
+        // Attached, with the late writes linked into it and copied for searching.
+        drop(reading);
+        loaded.wait_for_rebuild();
+        let st = loaded.shared.state.read();
+        assert!(st.pending.is_none());
+        let graph = st.graph.as_ref().expect("attached");
+        assert_eq!(graph.hnsw.get_nb_point(), points + late.len());
+        assert_eq!(st.flat.as_ref().map(|f| f.covered()), Some(st.slots.len()));
+        drop(st);
+        for (i, v) in late.iter().enumerate().step_by(11) {
+            assert_eq!(
+                loaded.search(v, 3, &|_| true).unwrap()[0].0,
+                70_000 + i as u128
+            );
+        }
+        loaded.set_ef_search(64);
+        let r = recall(&loaded, &queries, &|id| id != 1);
+        assert!(r >= 0.95, "recall@10 once attached = {r}");
+    }
+
+    #[test]
+    fn a_graph_with_saved_links_is_read_back_at_the_first_write_only() {
+        let dim = 16;
+        let (original, dir, basename, points) = dumped_graph(dim, 2_000);
+        let mut cfg = original.config().clone();
+        cfg.background_rebuild = true;
+        let loaded = VectorIndex::load_from(dir.path(), cfg, Some((&basename, points))).unwrap();
+        for q in vectors(20, 20, dim) {
+            assert_eq!(
+                loaded.search(&q, 10, &|_| true).unwrap(),
+                original.search(&q, 10, &|_| true).unwrap()
+            );
+        }
+        // Nothing was started: the wait returns at once and the graph is still on disk.
+        loaded.wait_for_rebuild();
+        assert!(loaded.shared.state.read().pending.is_some());
+        let late = vectors(21, 5, dim);
+        insert_all(&loaded, 90_000, &late);
+        loaded.wait_for_rebuild();
+        let st = loaded.shared.state.read();
+        assert!(st.pending.is_none());
+        assert_eq!(
+            st.graph.as_ref().map(|g| g.hnsw.get_nb_point()),
+            Some(points + late.len())
+        );
+    }
+
+    #[test]
+    fn a_dump_taken_while_the_graph_is_read_back_waits_for_it_and_keeps_it() {
+        let dim = 16;
+        let (original, dir, basename, points) = dumped_graph(dim, 2_000);
+        let mut cfg = original.config().clone();
+        cfg.background_rebuild = true;
+        let loaded = VectorIndex::open_dump(dir.path(), cfg, Some((&basename, points))).unwrap();
+        assert!(loaded.shared.state.read().pending.is_some());
+        let again = tempfile::tempdir().unwrap();
+        let dump = loaded.dump_into(again.path()).unwrap();
+        assert_eq!(dump.graph_points, points, "the graph is in the dump");
+        assert!(loaded.shared.state.read().pending.is_none());
+        let basename = dump.graph_basename.expect("a graph was dumped");
+        let reloaded = VectorIndex::load_from(
+            again.path(),
+            original.config().clone(),
+            Some((&basename, points)),
+        )
+        .unwrap();
+        assert_eq!(reloaded.stats().graph_points, Some(points));
+        for q in vectors(17, 30, dim) {
+            assert_eq!(
+                reloaded.search(&q, 10, &|_| true).unwrap(),
+                original.search(&q, 10, &|_| true).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn damaged_saved_links_or_graph_fall_back_to_scans_and_a_rebuild() {
+        let dim = 16;
+        let (original, dir, basename, points) = dumped_graph(dim, 2_000);
+        let links = dir.path().join(LINKS_FILE);
+        let mut bytes = std::fs::read(&links).unwrap();
+        // More links than a row holds, in layer 0's first row (after the 44-byte header):
+        // rejected, not followed.
+        bytes[44..48].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(&links, &bytes).unwrap();
+        let cfg = original.config().clone();
+        let loaded =
+            VectorIndex::open_dump(dir.path(), cfg.clone(), Some((&basename, points))).unwrap();
+        assert!(loaded.shared.state.read().flat.is_none());
+        for q in vectors(18, 20, dim) {
+            assert_eq!(
+                loaded.search(&q, 10, &|_| true).unwrap(),
+                loaded.search_exact(&q, 10, &|_| true).unwrap(),
+                "scanned exactly until the graph is back"
+            );
+        }
+        loaded.maybe_rebuild();
+        assert_eq!(loaded.stats().graph_points, Some(points));
+        assert!(covered(&loaded).is_some(), "copied again once attached");
+
+        // Without hnsw_rs's files the graph is rebuilt from the vectors.
+        std::fs::remove_file(dir.path().join(format!("{basename}.hnsw.graph"))).unwrap();
+        let rebuilt = VectorIndex::load_from(dir.path(), cfg, Some((&basename, points))).unwrap();
+        let live = rebuilt.len();
+        assert_eq!(rebuilt.stats().graph_points, Some(live));
+        rebuilt.set_ef_search(64);
+        let r = recall(&rebuilt, &vectors(19, 40, dim), &|_| true);
+        assert!(r >= 0.95, "recall@10 after the rebuild = {r}");
     }
 }

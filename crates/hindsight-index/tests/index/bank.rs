@@ -188,15 +188,27 @@ fn a_damaged_graph_is_rebuilt_from_the_saved_vectors() {
     let bytes = fs::read(&graph).unwrap();
     fs::write(&graph, &bytes[..bytes.len() / 2]).unwrap();
     let loaded = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
+    let found_all = |bank: &BankIndex| {
+        for i in (0..1_500).step_by(50).filter(|&i| i != 10) {
+            assert_eq!(
+                bank.vectors().search(&vecs[i], 1, &|_| true).unwrap()[0].0,
+                i as u128
+            );
+        }
+    };
+    // Searched through the saved copy of its links until a write needs hnsw_rs's graph.
+    found_all(&loaded);
+    loaded.upsert(doc(5_000, &vecs[1])).unwrap();
     let stats = loaded.vectors().stats();
     assert_eq!(stats.tombstones, 0, "rebuilt graphs are compacted");
-    assert_eq!(stats.graph_points, Some(1_499));
-    for i in (0..1_500).step_by(50).filter(|&i| i != 10) {
-        assert_eq!(
-            loaded.vectors().search(&vecs[i], 1, &|_| true).unwrap()[0].0,
-            i as u128
-        );
-    }
+    assert_eq!(stats.graph_points, Some(1_500));
+    found_all(&loaded);
+
+    // Without the saved links either, the graph is rebuilt as the bank loads.
+    fs::remove_file(graph.with_file_name("links.bin")).unwrap();
+    let loaded = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
+    assert_eq!(loaded.vectors().stats().graph_points, Some(1_499));
+    found_all(&loaded);
 }
 
 #[test]
