@@ -147,7 +147,19 @@ async fn load_view(
         .bank(bank)?
         .ok_or_else(|| format!("bank {bank} does not exist"))?;
     let model = context.embedder.model_id().to_string();
-    let dim = context.embedder.dim();
+    // A remote embedder learns its dimension from its first answer; a node that restarts and
+    // loads a bank before it has embedded anything asks for it here, since the index cannot be
+    // opened or built without it.
+    let dim = match context.embedder.dim() {
+        0 => embedding::embed(&context.embedder, vec!["dimension probe".to_string()])
+            .await?
+            .first()
+            .map_or(0, Vec::len),
+        known => known,
+    };
+    if dim == 0 {
+        return Err(format!("the embedder gave no dimension for bank {bank}").into());
+    }
     let dir = context.index_dir(bank);
     let index = if dir.exists() {
         let dir = dir.clone();

@@ -2,7 +2,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use hindsight_core::BankName;
-use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use ractor::{
+    Actor, ActorId, ActorProcessingErr, ActorRef, ActorStatus, RpcReplyPort, SupervisionEvent,
+};
 
 use crate::bank::actor::{BankActor, BankMsg};
 use crate::bank::context::BankContext;
@@ -10,12 +12,17 @@ use crate::bank::view::BankView;
 
 pub enum SupervisorMsg {
     /// Starts the bank's actor unless it runs, and answers with its view.
-    Ensure(BankName, RpcReplyPort<Result<Arc<BankView>, String>>),
+    Ensure(BankName, RpcReplyPort<BankStart>),
     /// Stops the bank's actor (bank deleted, or state replaced by a snapshot).
     Stop(BankName),
     /// Dumps every bank's indexes; answers when all are written.
     DumpAll(RpcReplyPort<()>),
+    /// A bank's actor finished starting (its view is loaded and registered), or failed to.
+    Started(BankName, Result<ActorRef<BankMsg>, String>),
 }
+
+/// A started bank's view, or why it did not start.
+pub type BankStart = Result<Arc<BankView>, String>;
 
 pub struct BankSupervisor {
     pub context: Arc<BankContext>,
@@ -24,32 +31,87 @@ pub struct BankSupervisor {
 #[derive(Default)]
 pub struct SupervisorState {
     actors: HashMap<ActorId, BankName>,
+    /// Banks whose actors are loading their views, with the requests waiting for them.
+    starting: HashMap<BankName, Starting>,
+}
+
+#[derive(Default)]
+struct Starting {
+    waiting: Vec<RpcReplyPort<BankStart>>,
+    /// Stopped while loading: stopped again as soon as it has started.
+    stop: bool,
 }
 
 impl BankSupervisor {
-    async fn start_bank(
+    /// Starts the bank's actor in a task of its own, which reports back with `Started`. Loading a
+    /// large bank takes seconds (its index dump and its records); done inside this actor's
+    /// handler, it would hold up every other bank's start behind it, and a node asked for many
+    /// banks after a restart would time out requests for the last ones.
+    fn start_bank(
         &self,
         myself: &ActorRef<SupervisorMsg>,
         state: &mut SupervisorState,
         bank: &BankName,
-    ) -> Result<Arc<BankView>, String> {
-        if let Some(handle) = self.context.registry.get(bank) {
-            return Ok(handle.view);
+        waiting: Option<RpcReplyPort<BankStart>>,
+    ) {
+        let entry = state.starting.entry(bank.clone());
+        let already = matches!(entry, std::collections::hash_map::Entry::Occupied(_));
+        let starting = entry.or_default();
+        starting.waiting.extend(waiting);
+        if already {
+            return;
         }
         let actor = BankActor {
             context: self.context.clone(),
         };
-        let (actor_ref, _) = myself
-            .get_cell()
-            .spawn_linked(None, actor, bank.clone())
-            .await
-            .map_err(|e| format!("cannot start bank {bank}: {e}"))?;
-        state.actors.insert(actor_ref.get_id(), bank.clone());
-        self.context
-            .registry
-            .get(bank)
-            .map(|h| h.view)
-            .ok_or_else(|| format!("bank {bank} stopped while starting"))
+        let cell = myself.get_cell();
+        let supervisor = myself.clone();
+        let bank = bank.clone();
+        tokio::spawn(async move {
+            let started = cell
+                .spawn_linked(None, actor, bank.clone())
+                .await
+                .map(|(actor, _)| actor)
+                .map_err(|e| format!("cannot start bank {bank}: {e}"));
+            if let Err(e) = supervisor.cast(SupervisorMsg::Started(bank.clone(), started)) {
+                tracing::error!(%bank, error = %e, "bank supervisor gone while a bank started");
+            }
+        });
+    }
+
+    fn started(
+        &self,
+        state: &mut SupervisorState,
+        bank: BankName,
+        result: Result<ActorRef<BankMsg>, String>,
+    ) {
+        let starting = state.starting.remove(&bank).unwrap_or_default();
+        let answer = result.and_then(|actor| {
+            let id = actor.get_id();
+            // A failure between the start and this message was not seen as this bank's. (The
+            // status turns from starting to running in the actor's own task, a little later.)
+            let running = matches!(
+                actor.get_status(),
+                ActorStatus::Starting | ActorStatus::Running
+            );
+            if starting.stop || !running {
+                self.context.registry.remove_actor(&bank, id);
+                actor.stop(Some("stopped while starting".into()));
+                return Err(format!("bank {bank} stopped while starting"));
+            }
+            state.actors.insert(id, bank.clone());
+            self.context
+                .registry
+                .get(&bank)
+                .map(|h| h.view)
+                .ok_or_else(|| format!("bank {bank} stopped while starting"))
+        });
+        if let Err(e) = &answer {
+            tracing::warn!(%bank, error = %e, "bank did not start");
+        }
+        for reply in starting.waiting {
+            let _ = reply.send(answer.clone());
+        }
     }
 }
 
@@ -73,11 +135,17 @@ impl Actor for BankSupervisor {
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            SupervisorMsg::Ensure(bank, reply) => {
-                let result = self.start_bank(&myself, state, &bank).await;
-                let _ = reply.send(result);
-            }
+            SupervisorMsg::Ensure(bank, reply) => match self.context.registry.get(&bank) {
+                Some(handle) => {
+                    let _ = reply.send(Ok(handle.view));
+                }
+                None => self.start_bank(&myself, state, &bank, Some(reply)),
+            },
+            SupervisorMsg::Started(bank, result) => self.started(state, bank, result),
             SupervisorMsg::Stop(bank) => {
+                if let Some(starting) = state.starting.get_mut(&bank) {
+                    starting.stop = true;
+                }
                 if let Some(handle) = self.context.registry.get(&bank) {
                     self.context
                         .registry
@@ -112,10 +180,9 @@ impl Actor for BankSupervisor {
                 };
                 self.context.registry.remove_actor(&bank, cell.get_id());
                 tracing::error!(%bank, %error, "bank actor failed; restarting it from the store");
-                if let Err(e) = self.start_bank(&myself, state, &bank).await {
-                    // Left stopped; the next request for the bank starts it again.
-                    tracing::error!(%bank, error = %e, "bank actor restart failed");
-                }
+                // If the restart fails the bank is left stopped, and the next request for it
+                // starts it again.
+                self.start_bank(&myself, state, &bank, None);
             }
             SupervisionEvent::ActorTerminated(cell, _, _) => {
                 if let Some(bank) = state.actors.remove(&cell.get_id()) {
