@@ -792,9 +792,9 @@ impl VectorIndex {
     /// Writes `vectors.bin` and, when a graph exists, hnsw_rs's graph files
     /// into `dir`. Holds the read lock, so writers wait while searches continue.
     pub(crate) fn dump_into(&self, dir: &Path) -> Result<VectorDump, IndexError> {
+        self.wait_for_dumped_graph();
         let deadline = Instant::now() + Duration::from_secs(2);
         loop {
-            self.wait_for_dumped_graph();
             let st = self.shared.state.read();
             let settled = st
                 .graph
@@ -1095,12 +1095,6 @@ fn attach_dumped_graph(shared: &Shared, pending: &Arc<PendingGraph>) {
         }
         return;
     };
-    let live_vectors = |st: &State, range: Range<usize>| -> Vec<(Vec<f32>, usize)> {
-        range
-            .filter(|&i| st.slots[i].live)
-            .map(|i| (st.arena.get(i).to_vec(), i))
-            .collect()
-    };
     let mut cursor = pending.linked;
     loop {
         if shared.closing.load(Ordering::Acquire) {
@@ -1115,7 +1109,11 @@ fn attach_dumped_graph(shared: &Shared, pending: &Arc<PendingGraph>) {
             if st.slots.len() - cursor < CATCH_UP_FINAL {
                 break;
             }
-            let batch = live_vectors(&st, cursor..end);
+            // Copied, so that inserts are not held up while they are linked.
+            let batch: Vec<(Vec<f32>, usize)> = (cursor..end)
+                .filter(|&i| st.slots[i].live)
+                .map(|i| (st.arena.get(i).to_vec(), i))
+                .collect();
             cursor = end;
             batch
         };
@@ -1123,12 +1121,10 @@ fn attach_dumped_graph(shared: &Shared, pending: &Arc<PendingGraph>) {
         graph.insert_many(&items);
     }
     let mut st = shared.state.write();
-    if !is_current(&st) {
+    let end = st.slots.len();
+    if !is_current(&st) || !index_range(shared, &graph, &st, cursor..end) {
         return;
     }
-    let rest = live_vectors(&st, cursor..st.slots.len());
-    let items: Vec<(&[f32], usize)> = rest.iter().map(|(v, i)| (v.as_slice(), *i)).collect();
-    graph.insert_many(&items);
     st.graph = Some(Arc::new(graph));
     st.pending = None;
 }

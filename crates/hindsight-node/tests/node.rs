@@ -51,6 +51,26 @@ async fn recall_ids(
         .collect()
 }
 
+/// The JSON body of one HTTP request on `stream`, as the test endpoints below receive it.
+fn read_json_request(stream: &std::net::TcpStream) -> serde_json::Value {
+    use std::io::{BufRead, Read};
+    let mut reader = std::io::BufReader::new(stream);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
+}
+
 mod write_and_recall {
     use super::*;
 
@@ -507,7 +527,7 @@ mod review {
 }
 
 mod review_budget {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     use std::net::TcpListener;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
@@ -533,21 +553,7 @@ mod review_budget {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
                 counter.fetch_add(1, Ordering::SeqCst);
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    reader.read_line(&mut line).unwrap();
-                    if line == "\r\n" || line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap();
-                    }
-                }
-                let mut body = vec![0; length];
-                reader.read_exact(&mut body).unwrap();
-                let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                let request = read_json_request(&stream);
                 let prompt = request["messages"].as_array().unwrap().last().unwrap()["content"]
                     .as_str()
                     .unwrap()
@@ -1094,7 +1100,7 @@ mod integrity {
 }
 
 mod supervision {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     use std::net::TcpListener;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Arc;
@@ -1127,21 +1133,7 @@ mod supervision {
         open: &AtomicBool,
         held: &AtomicUsize,
     ) {
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            if line == "\r\n" || line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let request = read_json_request(&stream);
         let texts: Vec<String> = request["input"]
             .as_array()
             .unwrap()

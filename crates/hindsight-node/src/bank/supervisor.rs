@@ -54,13 +54,15 @@ impl BankSupervisor {
         bank: &BankName,
         waiting: Option<RpcReplyPort<BankStart>>,
     ) {
-        let entry = state.starting.entry(bank.clone());
-        let already = matches!(entry, std::collections::hash_map::Entry::Occupied(_));
-        let starting = entry.or_default();
-        starting.waiting.extend(waiting);
-        if already {
+        if let Some(starting) = state.starting.get_mut(bank) {
+            starting.waiting.extend(waiting);
             return;
         }
+        let starting = Starting {
+            waiting: waiting.into_iter().collect(),
+            stop: false,
+        };
+        state.starting.insert(bank.clone(), starting);
         let actor = BankActor {
             context: self.context.clone(),
         };
