@@ -11,6 +11,8 @@ mod group_commit;
 mod listener;
 #[path = "store/raft_suite.rs"]
 mod raft_suite;
+#[path = "store/reads.rs"]
+mod reads;
 #[path = "store/rejected.rs"]
 mod rejected;
 #[path = "store/shutdown.rs"]
