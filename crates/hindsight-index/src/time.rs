@@ -86,6 +86,26 @@ impl TimeIndex {
             .collect()
     }
 
+    /// The ids with `start <= t < end`, oldest first, when there are at most `max` of them;
+    /// `None` for a wider window, without collecting it.
+    pub fn range_at_most(&self, start_ms: i64, end_ms: i64, max: usize) -> Option<Vec<u128>> {
+        if start_ms >= end_ms {
+            return Some(Vec::new());
+        }
+        let st = self.inner.read();
+        let ids: Vec<u128> = st
+            .window(start_ms, end_ms)
+            .take(max.saturating_add(1))
+            .map(|&(_, id)| id)
+            .collect();
+        (ids.len() <= max).then_some(ids)
+    }
+
+    /// Whether `id` happened in `start <= t < end`.
+    pub fn within(&self, id: u128, start_ms: i64, end_ms: i64) -> bool {
+        self.get(id).is_some_and(|t| start_ms <= t && t < end_ms)
+    }
+
     /// The `k` memories in the window closest to its centre, passing `filter`.
     ///
     /// A time expression ("last week", "上周") names a period, and its middle
@@ -212,6 +232,18 @@ mod tests {
         let hits = idx.search(i64::MIN, i64::MAX, 3, &|_| true);
         assert_eq!(hits[0].0, 2);
         assert_eq!(hits.len(), 3);
+    }
+
+    #[test]
+    fn a_window_is_collected_only_when_it_is_narrow_enough() {
+        let idx = TimeIndex::new();
+        for id in 0..10u128 {
+            idx.upsert(id, id as i64 * 10);
+        }
+        assert_eq!(idx.range_at_most(20, 50, 3), Some(vec![2, 3, 4]));
+        assert_eq!(idx.range_at_most(20, 51, 3), None, "four in the window");
+        assert_eq!(idx.range_at_most(50, 20, 0), Some(vec![]));
+        assert!(idx.within(2, 20, 50) && !idx.within(5, 20, 50) && !idx.within(99, 0, 1000));
     }
 
     #[test]

@@ -28,6 +28,10 @@ type ArmResult = (u128, f32, f32);
 
 /// An explicit time expression is a strong statement of intent, so the temporal arm counts double.
 const TEMPORAL_WEIGHT: f32 = 2.0;
+/// A time window holding at most this many memories has each of them scored against the query;
+/// a wider one is searched through the vector index. At about a microsecond a memory, scoring
+/// costs about what a graph search of a large bank does at this size.
+const TEMPORAL_SCORED_MAX: usize = 2048;
 
 pub async fn recall(
     node: &Node,
@@ -217,7 +221,20 @@ impl Plan {
                 }
                 if let Some((start, end)) = self.window {
                     let in_window = telemetry::recall_arm(ARM_TEMPORAL, || {
-                        let ids = view.index.time().range(start.millis(), end.millis());
+                        let (start, end) = (start.millis(), end.millis());
+                        let time = view.index.time();
+                        let Some(ids) = time.range_at_most(start, end, TEMPORAL_SCORED_MAX) else {
+                            // A wide window ("this week" over a bank written this week) holds
+                            // most of the bank: scoring each of its memories would be an exact
+                            // scan of the bank on every such recall. The vector index's plan
+                            // picks the graph or a scan for the window's share instead.
+                            let in_window = |id: u128| time.within(id, start, end) && visible(id);
+                            return self
+                                .semantic_hits(view, records, depth, &in_window)
+                                .into_iter()
+                                .map(|(id, similarity)| (id, similarity, 1.0))
+                                .collect();
+                        };
                         let stored = view.index.vectors().stored();
                         let mut in_window: Vec<ArmResult> = ids
                             .into_iter()

@@ -179,6 +179,68 @@ mod write_and_recall {
         assert!(hits[0].explain.arms.iter().any(|a| a.arm == "semantic"));
         node.shutdown().await;
     }
+    /// A window holding more memories than recall scores one by one is searched through the
+    /// vector index instead; it must find the same kind of hit: the window's memory closest to
+    /// the question, and nothing from outside the window.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_wide_time_window_finds_its_closest_memory_and_nothing_outside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let name = "a/wide-window";
+        let patch = BankPatch {
+            dedup_threshold: Some(0.999),
+            ..BankPatch::default()
+        };
+        node.create_bank(bank(name), patch).await.unwrap();
+        const DAY_MS: i64 = 86_400_000;
+        let now = Timestamp::now().millis();
+        // Seven days ago is always in the previous calendar week; thirty never is.
+        let last_week = Timestamp(now - 7 * DAY_MS);
+        let last_month = Timestamp(now - 30 * DAY_MS);
+        let at = |content: String, when: Timestamp| {
+            let mut request = write(name, &content);
+            request.occurred_at = Some(when);
+            request
+        };
+        let fillers: Vec<WriteRequest> = (0..2_600)
+            .map(|i| {
+                at(
+                    format!("Meter {i} in hall {} read {} units", i % 17, i * 7),
+                    last_week,
+                )
+            })
+            .collect();
+        for chunk in fillers.chunks(650) {
+            for outcome in node.write_batch(chunk.to_vec()).await.unwrap() {
+                assert_eq!(outcome.disposition, Disposition::Created);
+            }
+        }
+        let inside = "Repotted the lemon tree on the balcony";
+        let outside = "Repotted the lemon tree on the balcony terrace";
+        node.write(at(inside.into(), last_week)).await.unwrap();
+        node.write(at(outside.into(), last_month)).await.unwrap();
+
+        let request = RecallRequest::new(
+            vec![bank(name)],
+            "When did I repot the lemon tree on the balcony last week?",
+            10,
+        );
+        let hits = node.recall(request).await.unwrap().hits;
+        let temporal_rank = |content: &str| {
+            hits.iter()
+                .find(|h| h.memory.content == content)
+                .and_then(|h| h.explain.arms.iter().find(|a| a.arm == "temporal"))
+                .map(|a| a.rank)
+        };
+        assert_eq!(temporal_rank(inside), Some(1), "{hits:#?}");
+        assert_eq!(temporal_rank(outside), None, "outside the window");
+        for hit in &hits {
+            if temporal_rank(&hit.memory.content).is_some() {
+                assert_eq!(hit.memory.occurred_at, last_week, "{}", hit.memory.content);
+            }
+        }
+        node.shutdown().await;
+    }
 }
 
 mod ranking {
