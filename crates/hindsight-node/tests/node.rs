@@ -239,6 +239,32 @@ mod write_and_recall {
                 assert_eq!(hit.memory.occurred_at, last_week, "{}", hit.memory.content);
             }
         }
+
+        // A question whose closest memories all lie in the window: the window's closest are
+        // the semantic arm's, rank for rank.
+        let request = RecallRequest::new(
+            vec![bank(name)],
+            "Which meter in hall 3 read 21 units last week?",
+            10,
+        );
+        let hits = node.recall(request).await.unwrap().hits;
+        let rank = |hit: &hindsight_core::recall::RecallHit, arm: &str| {
+            hit.explain
+                .arms
+                .iter()
+                .find(|a| a.arm == arm)
+                .map(|a| a.rank)
+        };
+        assert!(hits.iter().any(|h| rank(h, "temporal").is_some()));
+        for hit in &hits {
+            assert_eq!(hit.memory.occurred_at, last_week, "{}", hit.memory.content);
+            assert_eq!(
+                rank(hit, "temporal"),
+                rank(hit, "semantic"),
+                "{}",
+                hit.memory.content
+            );
+        }
         node.shutdown().await;
     }
 }

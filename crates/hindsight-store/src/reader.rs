@@ -1,4 +1,4 @@
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use hindsight_core::auth::ApiKey;
@@ -19,6 +19,8 @@ pub(crate) struct SharedState {
     applied: AtomicU64,
     /// Databases counted by `size_on_disk`.
     dbs: RwLock<Vec<Db>>,
+    /// Whole-bank reads under way: the cores are shared among them.
+    bank_reads: AtomicUsize,
 }
 
 impl SharedState {
@@ -27,6 +29,7 @@ impl SharedState {
             tree: RwLock::new(tree),
             applied: AtomicU64::new(applied.map_or(0, |i| i + 1)),
             dbs: RwLock::new(vec![db]),
+            bank_reads: AtomicUsize::new(0),
         })
     }
 
@@ -168,10 +171,15 @@ impl StateReader {
         }
         // A bank's records lie apart in the tree (keyed by id across all banks), so reading a big
         // bank is one random lookup per record: on a cold start that is most of a bank's load.
-        // Ordered chunks read side by side keep the result in id order.
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, PARALLEL_READ_THREADS);
+        // Ordered chunks read side by side keep the result in id order. Banks loading together
+        // (a node's restart) already keep the cores busy, so they share them instead.
+        let reading = BankRead::start(&self.shared.bank_reads);
+        let under_way = reading.under_way;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = (cores / under_way).clamp(1, PARALLEL_READ_THREADS);
+        if threads == 1 {
+            return read_memories(&tree, bank, &ids);
+        }
         let chunk = ids.len().div_ceil(threads);
         let parts: Vec<Result<Vec<Memory>, StoreError>> = std::thread::scope(|scope| {
             let readers: Vec<_> = ids
@@ -242,6 +250,26 @@ fn get<T: DeserializeOwned>(tree: &Tree, what: &str, key: &[u8]) -> Result<Optio
 const PARALLEL_READ_MIN: usize = 2048;
 /// At most this many threads read one bank.
 const PARALLEL_READ_THREADS: usize = 4;
+
+/// One whole-bank read counted in `bank_reads` until dropped.
+struct BankRead<'a> {
+    reads: &'a AtomicUsize,
+    /// Reads under way when this one started, itself included.
+    under_way: usize,
+}
+
+impl<'a> BankRead<'a> {
+    fn start(reads: &'a AtomicUsize) -> Self {
+        let under_way = reads.fetch_add(1, Ordering::AcqRel) + 1;
+        BankRead { reads, under_way }
+    }
+}
+
+impl Drop for BankRead<'_> {
+    fn drop(&mut self) {
+        self.reads.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 fn read_memories(
     tree: &Tree,
