@@ -169,6 +169,9 @@ pub struct EmbeddingSection {
 pub struct StoreSection {
     pub cache_capacity_mb: u64,
     pub snapshot_every_entries: u64,
+    /// Group-commit log entries proposed and not yet applied. More lets the next entry's
+    /// replication overlap the last one's fsync; fewer makes bigger entries.
+    pub max_in_flight_entries: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -280,6 +283,7 @@ impl Default for StoreSection {
         StoreSection {
             cache_capacity_mb: 64,
             snapshot_every_entries: 5_000,
+            max_in_flight_entries: 2,
         }
     }
 }
