@@ -2403,8 +2403,11 @@ mod bank_limits {
 }
 
 /// The review's LLM check of quarantined memories, against a scripted OpenAI-compatible endpoint.
+#[path = "../../hindsight-node/tests/support/http_request.rs"]
+mod http_request;
+
 mod quarantine_check {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     use std::net::TcpListener as StdListener;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
@@ -2412,6 +2415,7 @@ mod quarantine_check {
     use hindsight_core::Disposition;
     use hindsight_node::judging::JudgeKind;
 
+    use super::http_request::read_json_request;
     use super::*;
 
     /// What the scripted model has done and will do.
@@ -2433,21 +2437,7 @@ mod quarantine_check {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
                 state.requests.fetch_add(1, Ordering::SeqCst);
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    reader.read_line(&mut line).unwrap();
-                    if line == "\r\n" || line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap();
-                    }
-                }
-                let mut body = vec![0; length];
-                reader.read_exact(&mut body).unwrap();
-                let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                let request = read_json_request(&stream);
                 let prompt = request["messages"].as_array().unwrap().last().unwrap()["content"]
                     .as_str()
                     .unwrap()

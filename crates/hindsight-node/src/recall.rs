@@ -169,15 +169,6 @@ impl Plan {
                 let semantic = telemetry::recall_arm(ARM_SEMANTIC, || {
                     self.semantic_hits(view, records, depth, &visible)
                 });
-                // The window's share of the semantic arm, when that is all of it: then it is
-                // also the window's closest memories, and the temporal arm need not search again.
-                let semantic_in_window = self.window.and_then(|(start, end)| {
-                    let time = view.index.time();
-                    semantic
-                        .iter()
-                        .all(|&(id, _)| time.within(id, start.millis(), end.millis()))
-                        .then(|| semantic.clone())
-                });
                 let mut arms: Vec<(&'static str, f32, Vec<ArmResult>)> = vec![(
                     ARM_SEMANTIC,
                     1.0,
@@ -237,12 +228,18 @@ impl Plan {
                             // most of the bank: scoring each of its memories would be an exact
                             // scan of the bank on every such recall. The vector index's plan
                             // picks the graph or a scan for the window's share instead.
+                            // When every semantic hit (the first arm) lies in the window, they
+                            // are also the window's closest memories: no second search.
+                            let semantic = &arms[0].2;
+                            if semantic.iter().all(|hit| time.within(hit.0, start, end)) {
+                                return semantic
+                                    .iter()
+                                    .map(|&(id, similarity, _)| (id, similarity, 1.0))
+                                    .collect();
+                            }
                             let in_window = |id: u128| time.within(id, start, end) && visible(id);
-                            return semantic_in_window
-                                .clone()
-                                .unwrap_or_else(|| {
-                                    self.semantic_hits(view, records, depth, &in_window)
-                                })
+                            return self
+                                .semantic_hits(view, records, depth, &in_window)
                                 .into_iter()
                                 .map(|(id, similarity)| (id, similarity, 1.0))
                                 .collect();

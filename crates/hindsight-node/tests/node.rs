@@ -51,25 +51,9 @@ async fn recall_ids(
         .collect()
 }
 
-/// The JSON body of one HTTP request on `stream`, as the test endpoints below receive it.
-fn read_json_request(stream: &std::net::TcpStream) -> serde_json::Value {
-    use std::io::{BufRead, Read};
-    let mut reader = std::io::BufReader::new(stream);
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).unwrap();
-    serde_json::from_slice(&body).unwrap()
-}
+#[path = "support/http_request.rs"]
+mod http_request;
+use http_request::read_json_request;
 
 mod write_and_recall {
     use super::*;
@@ -225,12 +209,18 @@ mod write_and_recall {
             "When did I repot the lemon tree on the balcony last week?",
             10,
         );
+        let rank = |hit: &hindsight_core::recall::RecallHit, arm: &str| {
+            hit.explain
+                .arms
+                .iter()
+                .find(|a| a.arm == arm)
+                .map(|a| a.rank)
+        };
         let hits = node.recall(request).await.unwrap().hits;
         let temporal_rank = |content: &str| {
             hits.iter()
                 .find(|h| h.memory.content == content)
-                .and_then(|h| h.explain.arms.iter().find(|a| a.arm == "temporal"))
-                .map(|a| a.rank)
+                .and_then(|h| rank(h, "temporal"))
         };
         assert_eq!(temporal_rank(inside), Some(1), "{hits:#?}");
         assert_eq!(temporal_rank(outside), None, "outside the window");
@@ -248,13 +238,6 @@ mod write_and_recall {
             10,
         );
         let hits = node.recall(request).await.unwrap().hits;
-        let rank = |hit: &hindsight_core::recall::RecallHit, arm: &str| {
-            hit.explain
-                .arms
-                .iter()
-                .find(|a| a.arm == arm)
-                .map(|a| a.rank)
-        };
         assert!(hits.iter().any(|h| rank(h, "temporal").is_some()));
         for hit in &hits {
             assert_eq!(hit.memory.occurred_at, last_week, "{}", hit.memory.content);
