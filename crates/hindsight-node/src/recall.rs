@@ -44,7 +44,7 @@ pub async fn recall(
     for bank in &request.banks {
         views.push(node.bank_view(bank).await?);
     }
-    let views = node.read_barrier(views, request.consistency).await?;
+    let views = Arc::new(node.read_barrier(views, request.consistency).await?);
 
     let now = Timestamp::now();
     let as_of = request.as_of.unwrap_or(now);
@@ -65,20 +65,9 @@ pub async fn recall(
         }
         None => request.query.clone(),
     };
-    let user_voice = hindsight_text::in_user_voice(&text_query);
-    let mut texts = vec![text_query.clone()];
-    texts.extend(user_voice.iter().cloned());
-    let mut vectors = embedding::embed(&node.context().embedder, texts)
-        .await?
-        .into_iter();
-    let query_vector = vectors
-        .next()
-        .ok_or_else(|| NodeError::internal("embedder returned no vector"))?;
-    let user_voice_vector = vectors.next();
-
     let include_archived = request.include_archived;
     let logged_request = request.clone();
-    let plan = Plan {
+    let plan = Arc::new(Plan {
         profile: IntentProfile::new(request.intent),
         request,
         as_of,
@@ -86,12 +75,36 @@ pub async fn recall(
         window,
         terms: hindsight_text::Analyzer::shared().terms(&text_query),
         entities: hindsight_text::query_entities(&text_query),
-        query_vector,
-        user_voice_vector,
+    });
+    // The keyword, entity and task arms need no query vector: they search while the query is
+    // embedded, on the other core when one is free, instead of after it.
+    let lexical = tokio::task::spawn_blocking({
+        let (plan, views) = (plan.clone(), views.clone());
+        move || plan.lexical_arms(&views)
+    });
+
+    let user_voice = hindsight_text::in_user_voice(&text_query);
+    let mut texts = vec![text_query];
+    texts.extend(user_voice);
+    let mut vectors = embedding::embed(&node.context().embedder, texts)
+        .await?
+        .into_iter();
+    let vectors = QueryVectors {
+        query: vectors
+            .next()
+            .ok_or_else(|| NodeError::internal("embedder returned no vector"))?,
+        user_voice: vectors.next(),
     };
-    let mut response = tokio::task::spawn_blocking(move || plan.run(&views))
-        .await
-        .map_err(NodeError::internal)?;
+
+    let runtime = tokio::runtime::Handle::current();
+    let mut response = tokio::task::spawn_blocking(move || {
+        let by_vector = plan.vector_arms(&views, &vectors);
+        // Waited for with no bank's records locked: the lexical arms read under the same locks.
+        let lexical = runtime.block_on(lexical).map_err(NodeError::internal)?;
+        Ok::<_, NodeError>(plan.fuse(&views, &vectors, by_vector, lexical))
+    })
+    .await
+    .map_err(NodeError::internal)??;
     // A record that fails its integrity check is withheld (counted and logged by the check).
     response
         .hits
@@ -120,10 +133,38 @@ struct Plan {
     window: Option<(Timestamp, Timestamp)>,
     terms: Vec<String>,
     entities: Vec<String>,
-    query_vector: Vec<f32>,
+}
+
+/// The query's embeddings.
+struct QueryVectors {
+    query: Vec<f32>,
     /// The query as the user would have asked it (see [`hindsight_text::in_user_voice`]), compared
-    /// with memories in the user's own words instead of `query_vector`.
-    user_voice_vector: Option<Vec<f32>>,
+    /// with memories in the user's own words instead of `query`.
+    user_voice: Option<Vec<f32>>,
+}
+
+impl QueryVectors {
+    /// The query vector to compare `memory` with: the user's own words answer the question asked
+    /// in the user's voice.
+    fn for_memory(&self, memory: &Memory) -> &[f32] {
+        match &self.user_voice {
+            Some(voice) if memory.provenance.source == SourceKind::User => voice,
+            _ => &self.query,
+        }
+    }
+}
+
+/// What one bank's keyword, entity and task arms found; `None` for an arm the query does not use.
+struct LexicalHits {
+    keyword: Option<Vec<(u128, f32)>>,
+    entity: Option<Vec<(u128, f32)>>,
+    task: Option<Vec<ArmResult>>,
+}
+
+/// What one bank's semantic and temporal arms found.
+struct VectorHits {
+    semantic: Vec<(u128, f32)>,
+    temporal: Option<Vec<ArmResult>>,
 }
 
 /// A bank's settings that decide whether recall may return a record.
@@ -144,45 +185,174 @@ struct Candidate {
 }
 
 impl Plan {
-    fn run(&self, views: &[Arc<BankView>]) -> RecallResponse {
+    /// How many hits each arm brings to the fusion.
+    fn depth(&self) -> usize {
+        (self.request.top_k as usize * 4).max(40)
+    }
+
+    fn visibility(&self, config: &BankConfig) -> Visibility {
+        Visibility {
+            min_confidence: self.request.filters.min_confidence.unwrap_or(
+                if self.request.include_history {
+                    0.0
+                } else {
+                    config.min_confidence
+                },
+            ),
+            require_corroboration: config.require_corroboration,
+        }
+    }
+
+    /// The arms that search by words, entities and tags, bank by bank.
+    fn lexical_arms(&self, views: &[Arc<BankView>]) -> Vec<LexicalHits> {
+        let depth = self.depth();
+        views
+            .iter()
+            .map(|view| {
+                let rules = self.visibility(&view.config());
+                view.with_records(|records| {
+                    let visible = |id: u128| -> bool {
+                        self.stand_in(records, MemoryId(id), rules).is_some()
+                    };
+                    let keyword = (!self.terms.is_empty()).then(|| {
+                        telemetry::recall_arm(ARM_KEYWORD, || {
+                            view.index.bm25().search(&self.terms, depth, &visible)
+                        })
+                    });
+                    let entity = (!self.entities.is_empty()).then(|| {
+                        telemetry::recall_arm(ARM_ENTITY, || {
+                            view.index
+                                .entities()
+                                .search(&self.entities, 2, depth, &visible)
+                        })
+                    });
+                    let task = self.profile.wants_task_arm().then(|| {
+                        telemetry::recall_arm(ARM_TASK, || self.task_hits(records, depth, &visible))
+                    });
+                    LexicalHits {
+                        keyword,
+                        entity,
+                        task,
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// The arms that search by the query's embedding, bank by bank.
+    fn vector_arms(&self, views: &[Arc<BankView>], vectors: &QueryVectors) -> Vec<VectorHits> {
+        let depth = self.depth();
+        views
+            .iter()
+            .map(|view| {
+                let rules = self.visibility(&view.config());
+                view.with_records(|records| {
+                    let visible = |id: u128| -> bool {
+                        self.stand_in(records, MemoryId(id), rules).is_some()
+                    };
+                    let semantic = telemetry::recall_arm(ARM_SEMANTIC, || {
+                        self.semantic_hits(view, records, vectors, depth, &visible)
+                    });
+                    let temporal = self.window.map(|(start, end)| {
+                        telemetry::recall_arm(ARM_TEMPORAL, || {
+                            self.temporal_hits(
+                                view,
+                                records,
+                                vectors,
+                                &semantic,
+                                (start.millis(), end.millis()),
+                                &visible,
+                            )
+                        })
+                    });
+                    VectorHits { semantic, temporal }
+                })
+            })
+            .collect()
+    }
+
+    /// The temporal arm: the memories of the query's time window, closest to the query first.
+    fn temporal_hits(
+        &self,
+        view: &BankView,
+        records: &HashMap<MemoryId, Arc<Memory>>,
+        vectors: &QueryVectors,
+        semantic: &[(u128, f32)],
+        (start, end): (i64, i64),
+        visible: &dyn Fn(u128) -> bool,
+    ) -> Vec<ArmResult> {
+        let depth = self.depth();
+        let time = view.index.time();
+        let Some(ids) = time.range_at_most(start, end, TEMPORAL_SCORED_MAX) else {
+            // A wide window ("this week" over a bank written this week) holds most of the bank:
+            // scoring each of its memories would be an exact scan of the bank on every such
+            // recall. The vector index's plan picks the graph or a scan for the window's share
+            // instead. When every semantic hit lies in the window, they are also the window's
+            // closest memories: no second search.
+            if semantic.iter().all(|hit| time.within(hit.0, start, end)) {
+                return semantic
+                    .iter()
+                    .map(|&(id, similarity)| (id, similarity, 1.0))
+                    .collect();
+            }
+            let in_window = |id: u128| time.within(id, start, end) && visible(id);
+            return self
+                .semantic_hits(view, records, vectors, depth, &in_window)
+                .into_iter()
+                .map(|(id, similarity)| (id, similarity, 1.0))
+                .collect();
+        };
+        let stored = view.index.vectors().stored();
+        let mut in_window: Vec<ArmResult> = ids
+            .into_iter()
+            .filter_map(|id| {
+                let memory = records.get(&MemoryId(id))?;
+                let v = stored.get(id)?;
+                Some((id, dot(v, vectors.for_memory(memory)), 1.0))
+            })
+            .collect();
+        drop(stored);
+        // A stable sort, then the costly visibility check on the best first: the same hits as
+        // checking every memory of a wide window.
+        in_window.sort_by(|a, b| b.1.total_cmp(&a.1));
+        in_window
+            .into_iter()
+            .filter(|hit| visible(hit.0))
+            .take(depth)
+            .collect()
+    }
+
+    /// Reciprocal rank fusion of every arm's hits, lifecycle scoring, collapse and budget.
+    fn fuse(
+        &self,
+        views: &[Arc<BankView>],
+        vectors: &QueryVectors,
+        by_vector: Vec<VectorHits>,
+        lexical: Vec<LexicalHits>,
+    ) -> RecallResponse {
         let top_k = self.request.top_k as usize;
-        let depth = (top_k * 4).max(40);
         let mut candidates: HashMap<MemoryId, Candidate> = HashMap::new();
         let mut arm_weights: HashMap<&'static str, f32> = HashMap::new();
 
         // One copy of each bank's settings per request, not one per candidate.
         let configs: Vec<BankConfig> = views.iter().map(|v| v.config()).collect();
-        for (bank, (view, config)) in views.iter().zip(&configs).enumerate() {
-            let rules = Visibility {
-                min_confidence: self.request.filters.min_confidence.unwrap_or(
-                    if self.request.include_history {
-                        0.0
-                    } else {
-                        config.min_confidence
-                    },
-                ),
-                require_corroboration: config.require_corroboration,
-            };
+        let found = by_vector.into_iter().zip(lexical);
+        for (bank, ((view, config), (by_vector, lexical))) in
+            views.iter().zip(&configs).zip(found).enumerate()
+        {
+            let rules = self.visibility(config);
             view.with_records(|records| {
-                let visible =
-                    |id: u128| -> bool { self.stand_in(records, MemoryId(id), rules).is_some() };
-                let semantic = telemetry::recall_arm(ARM_SEMANTIC, || {
-                    self.semantic_hits(view, records, depth, &visible)
-                });
                 let mut arms: Vec<(&'static str, f32, Vec<ArmResult>)> = vec![(
                     ARM_SEMANTIC,
                     1.0,
-                    semantic
+                    by_vector
+                        .semantic
                         .into_iter()
                         .map(|(id, sim)| (id, sim, semantic_quality(sim)))
                         .collect(),
                 )];
-                if !self.terms.is_empty() {
-                    let bm25 = view.index.bm25();
-                    let best_possible = keyword_best_possible(bm25, &self.terms);
-                    let hits = telemetry::recall_arm(ARM_KEYWORD, || {
-                        bm25.search(&self.terms, depth, &visible)
-                    });
+                if let Some(hits) = lexical.keyword {
+                    let best_possible = keyword_best_possible(view.index.bm25(), &self.terms);
                     let stored = view.index.vectors().stored();
                     // Shared words whose meaning the embedding does not share are mostly stem
                     // collisions ("productive" and "product") or filler: such a hit keeps half
@@ -190,7 +360,7 @@ impl Plan {
                     let meaning = |id: u128| -> f32 {
                         match (records.get(&MemoryId(id)), stored.get(id)) {
                             (Some(memory), Some(v)) => {
-                                0.5 + 0.5 * semantic_quality(dot(v, self.query_vector_for(memory)))
+                                0.5 + 0.5 * semantic_quality(dot(v, vectors.for_memory(memory)))
                             }
                             _ => 1.0,
                         }
@@ -204,12 +374,7 @@ impl Plan {
                     drop(stored);
                     arms.push((ARM_KEYWORD, 1.0, ranked));
                 }
-                if !self.entities.is_empty() {
-                    let hits = telemetry::recall_arm(ARM_ENTITY, || {
-                        view.index
-                            .entities()
-                            .search(&self.entities, 2, depth, &visible)
-                    });
+                if let Some(hits) = lexical.entity {
                     let top = hits.first().map_or(1.0, |h| h.1.max(f32::EPSILON));
                     arms.push((
                         ARM_ENTITY,
@@ -219,56 +384,10 @@ impl Plan {
                             .collect(),
                     ));
                 }
-                if let Some((start, end)) = self.window {
-                    let in_window = telemetry::recall_arm(ARM_TEMPORAL, || {
-                        let (start, end) = (start.millis(), end.millis());
-                        let time = view.index.time();
-                        let Some(ids) = time.range_at_most(start, end, TEMPORAL_SCORED_MAX) else {
-                            // A wide window ("this week" over a bank written this week) holds
-                            // most of the bank: scoring each of its memories would be an exact
-                            // scan of the bank on every such recall. The vector index's plan
-                            // picks the graph or a scan for the window's share instead.
-                            // When every semantic hit (the first arm) lies in the window, they
-                            // are also the window's closest memories: no second search.
-                            let semantic = &arms[0].2;
-                            if semantic.iter().all(|hit| time.within(hit.0, start, end)) {
-                                return semantic
-                                    .iter()
-                                    .map(|&(id, similarity, _)| (id, similarity, 1.0))
-                                    .collect();
-                            }
-                            let in_window = |id: u128| time.within(id, start, end) && visible(id);
-                            return self
-                                .semantic_hits(view, records, depth, &in_window)
-                                .into_iter()
-                                .map(|(id, similarity)| (id, similarity, 1.0))
-                                .collect();
-                        };
-                        let stored = view.index.vectors().stored();
-                        let mut in_window: Vec<ArmResult> = ids
-                            .into_iter()
-                            .filter_map(|id| {
-                                let memory = records.get(&MemoryId(id))?;
-                                let v = stored.get(id)?;
-                                Some((id, dot(v, self.query_vector_for(memory)), 1.0))
-                            })
-                            .collect();
-                        drop(stored);
-                        // A stable sort, then the costly visibility check on the best first:
-                        // the same hits as checking every memory of a wide window.
-                        in_window.sort_by(|a, b| b.1.total_cmp(&a.1));
-                        in_window
-                            .into_iter()
-                            .filter(|hit| visible(hit.0))
-                            .take(depth)
-                            .collect()
-                    });
-                    arms.push((ARM_TEMPORAL, TEMPORAL_WEIGHT, in_window));
+                if let Some(hits) = by_vector.temporal {
+                    arms.push((ARM_TEMPORAL, TEMPORAL_WEIGHT, hits));
                 }
-                if self.profile.wants_task_arm() {
-                    let hits = telemetry::recall_arm(ARM_TASK, || {
-                        self.task_hits(records, depth, &visible)
-                    });
+                if let Some(hits) = lexical.task {
                     arms.push((ARM_TASK, 1.0, hits));
                 }
                 for (arm, weight, ranked) in arms {
@@ -434,38 +553,25 @@ impl Plan {
             .map_or(memory.confidence, |t| memory.confidence_as_of(t))
     }
 
-    /// The query vector to compare `memory` with: the user's own words answer the question asked
-    /// in the user's voice.
-    fn query_vector_for(&self, memory: &Memory) -> &[f32] {
-        match &self.user_voice_vector {
-            Some(voice) if memory.provenance.source == SourceKind::User => voice,
-            _ => &self.query_vector,
-        }
-    }
-
     /// The semantic arm: nearest memories by cosine, each compared with the phrasing of the query
     /// that matches its voice. With two phrasings both are searched and the union re-scored.
     fn semantic_hits(
         &self,
         view: &BankView,
         records: &HashMap<MemoryId, Arc<Memory>>,
+        query: &QueryVectors,
         depth: usize,
         visible: &dyn Fn(u128) -> bool,
     ) -> Vec<(u128, f32)> {
         let vectors = view.index.vectors();
-        let Some(voice) = &self.user_voice_vector else {
+        let Some(voice) = &query.user_voice else {
             return vectors
-                .search(&self.query_vector, depth, visible)
+                .search(&query.query, depth, visible)
                 .unwrap_or_default();
         };
         // Both phrasings in one pass over a bank that is scanned exactly.
         let mut hits: Vec<(u128, f32)> = vectors
-            .search_batch(
-                &[&self.query_vector, voice],
-                depth,
-                vectors.ef_search(),
-                visible,
-            )
+            .search_batch(&[&query.query, voice], depth, vectors.ef_search(), visible)
             .unwrap_or_default()
             .into_iter()
             .flatten()
@@ -477,7 +583,7 @@ impl Plan {
             .into_iter()
             .filter_map(|(id, _)| {
                 let memory = records.get(&MemoryId(id))?;
-                Some((id, dot(stored.get(id)?, self.query_vector_for(memory))))
+                Some((id, dot(stored.get(id)?, query.for_memory(memory))))
             })
             .collect();
         drop(stored);
