@@ -38,6 +38,39 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     dot_portable(a, b)
 }
 
+/// Queries and vectors per block of [`dot_many`]'s kernel: twelve accumulators, three vectors'
+/// lanes and a query's fit the sixteen AVX registers.
+const BLOCK_QUERIES: usize = 4;
+const BLOCK_VECTORS: usize = 3;
+
+/// `out[v * qs.len() + q] = dot(qs[q], vs[v])` for every query and vector, bit for bit what
+/// [`dot`] gives each pair.
+///
+/// [`dot`] is bound by loads, two per multiply-add, not by the multiply-adds: with four or more
+/// queries the AVX2/FMA kernel scores blocks of four queries against three vectors, loading each
+/// 8-float lane once per block. That is the shape of a batch of writes' duplicate checks, one scan
+/// of a bank for all of them.
+pub(crate) fn dot_many(qs: &[&[f32]], vs: &[&[f32]], out: &mut [f32]) {
+    assert_eq!(out.len(), qs.len() * vs.len(), "one score per pair");
+    if qs.is_empty() {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if qs.len() >= BLOCK_QUERIES
+        && std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: the CPU supports both features the kernel is compiled for.
+        unsafe { x86::dot_many_avx2_fma(qs, vs, out) };
+        return;
+    }
+    for (v, row) in vs.iter().zip(out.chunks_exact_mut(qs.len())) {
+        for (q, score) in qs.iter().zip(row) {
+            *score = dot(q, v);
+        }
+    }
+}
+
 /// Dot product written with independent lanes so the optimiser can
 /// vectorise it (float addition is not associative, so a plain fold stays
 /// scalar).
@@ -69,6 +102,8 @@ mod x86 {
         _mm_shuffle_ps,
     };
 
+    use super::{BLOCK_QUERIES, BLOCK_VECTORS};
+
     /// Loads 8 floats from the start of `v`, which must hold at least 8.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
@@ -97,15 +132,101 @@ mod x86 {
         for (x, y) in ca.zip(cb) {
             acc[0] = _mm256_fmadd_ps(load8(x), load8(y), acc[0]);
         }
-        let v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-        let v = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-        let v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-        let v = _mm_add_ss(v, _mm_shuffle_ps::<0b01>(v, v));
-        let mut s = _mm_cvtss_f32(v);
+        let mut s = sum_lanes(acc);
         for (x, y) in ra.iter().zip(rb) {
             s += x * y;
         }
         s
+    }
+
+    /// The sum of four accumulators' lanes, in the one order every kernel here uses.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn sum_lanes(acc: [__m256; 4]) -> f32 {
+        let v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+        let v = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+        let v = _mm_add_ss(v, _mm_shuffle_ps::<0b01>(v, v));
+        _mm_cvtss_f32(v)
+    }
+
+    /// See [`super::dot_many`]. Blocks need every length to be one multiple of 32, where
+    /// [`dot_avx2_fma`] has no remainder: each pair's four accumulators then take the same
+    /// multiply-adds in the same order, and their lanes are summed as there. Pairs outside a full
+    /// block are scored one at a time.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn dot_many_avx2_fma(qs: &[&[f32]], vs: &[&[f32]], out: &mut [f32]) {
+        let nq = qs.len();
+        let dim = qs.first().map_or(0, |q| q.len());
+        let blockable = dim > 0
+            && dim.is_multiple_of(32)
+            && qs.iter().all(|q| q.len() == dim)
+            && vs.iter().all(|v| v.len() == dim);
+        let (full_q, full_v) = if blockable {
+            (nq - nq % BLOCK_QUERIES, vs.len() - vs.len() % BLOCK_VECTORS)
+        } else {
+            (0, 0)
+        };
+        for vb in (0..full_v).step_by(BLOCK_VECTORS) {
+            let vectors: [&[f32]; BLOCK_VECTORS] = std::array::from_fn(|j| vs[vb + j]);
+            for qb in (0..full_q).step_by(BLOCK_QUERIES) {
+                let queries: [&[f32]; BLOCK_QUERIES] = std::array::from_fn(|i| qs[qb + i]);
+                let scores = block(&queries, &vectors, dim);
+                for (i, row) in scores.iter().enumerate() {
+                    for (j, &score) in row.iter().enumerate() {
+                        out[(vb + j) * nq + qb + i] = score;
+                    }
+                }
+            }
+        }
+        for (j, v) in vs.iter().enumerate() {
+            let first = if j < full_v { full_q } else { 0 };
+            for i in first..nq {
+                out[j * nq + i] = dot_avx2_fma(qs[i], v);
+            }
+        }
+    }
+
+    /// Dot products of four queries with three vectors, all `dim` long, a multiple of 32.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn block(
+        qs: &[&[f32]; BLOCK_QUERIES],
+        vs: &[&[f32]; BLOCK_VECTORS],
+        dim: usize,
+    ) -> [[f32; BLOCK_VECTORS]; BLOCK_QUERIES] {
+        assert!(dim.is_multiple_of(32) && qs.iter().chain(vs).all(|x| x.len() == dim));
+        // Per pair, the four accumulators of `dot_avx2_fma`: lane `l` sums the products of the
+        // floats at 32·c + 8·l .. +8 over the chunks c, in chunk order.
+        let mut lanes = [[[_mm256_setzero_ps(); 4]; BLOCK_VECTORS]; BLOCK_QUERIES];
+        for lane in 0..4 {
+            let mut acc = [[_mm256_setzero_ps(); BLOCK_VECTORS]; BLOCK_QUERIES];
+            for at in (8 * lane..dim).step_by(32) {
+                // SAFETY: `at + 8 <= dim` (a multiple of 32 above `at`), the length of every
+                // query and vector (asserted); the loads are unaligned.
+                let v: [__m256; BLOCK_VECTORS] =
+                    std::array::from_fn(|j| unsafe { _mm256_loadu_ps(vs[j].as_ptr().add(at)) });
+                for (q, acc) in qs.iter().zip(acc.iter_mut()) {
+                    // SAFETY: as above.
+                    let q = unsafe { _mm256_loadu_ps(q.as_ptr().add(at)) };
+                    for (v, acc) in v.iter().zip(acc.iter_mut()) {
+                        *acc = _mm256_fmadd_ps(q, *v, *acc);
+                    }
+                }
+            }
+            for (pair, acc) in lanes.iter_mut().zip(acc) {
+                for (lanes, acc) in pair.iter_mut().zip(acc) {
+                    lanes[lane] = acc;
+                }
+            }
+        }
+        let mut scores = [[0.0; BLOCK_VECTORS]; BLOCK_QUERIES];
+        for (scores, pair) in scores.iter_mut().zip(lanes) {
+            for (score, lanes) in scores.iter_mut().zip(pair) {
+                *score = sum_lanes(lanes);
+            }
+        }
+        scores
     }
 }
 
@@ -145,6 +266,45 @@ mod tests {
             let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
             assert!((dot(&a, &b) - naive).abs() < 1e-3, "n={n}");
             assert!((dot_portable(&a, &b) - naive).abs() < 1e-3, "n={n}");
+        }
+    }
+
+    /// Every pair scored by the blocked kernel and by the pairwise one, bit for bit, for
+    /// lengths the kernel blocks and lengths it leaves to `dot`, and for counts that leave
+    /// partial blocks of queries and of vectors.
+    #[test]
+    fn dot_many_gives_each_pair_what_dot_gives_it() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        for dim in [32usize, 64, 256, 512, 40, 7] {
+            for nq in [1usize, 3, 4, 5, 8, 9] {
+                for nv in [1usize, 2, 3, 4, 7, 10] {
+                    let qs: Vec<Vec<f32>> = (0..nq)
+                        .map(|_| (0..dim).map(|_| next()).collect())
+                        .collect();
+                    let vs: Vec<Vec<f32>> = (0..nv)
+                        .map(|_| (0..dim).map(|_| next()).collect())
+                        .collect();
+                    let q_refs: Vec<&[f32]> = qs.iter().map(Vec::as_slice).collect();
+                    let v_refs: Vec<&[f32]> = vs.iter().map(Vec::as_slice).collect();
+                    let mut out = vec![f32::NAN; nq * nv];
+                    dot_many(&q_refs, &v_refs, &mut out);
+                    for (j, v) in vs.iter().enumerate() {
+                        for (i, q) in qs.iter().enumerate() {
+                            assert_eq!(
+                                out[j * nq + i].to_bits(),
+                                dot(q, v).to_bits(),
+                                "dim {dim}, {nq} queries, {nv} vectors: query {i}, vector {j}"
+                            );
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -15,7 +15,7 @@ use hnsw_rs::hnsw::Hnsw;
 use hnsw_rs::hnswio::HnswIo;
 use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
 
-use crate::distance::{dot, normalised, UnitCosine};
+use crate::distance::{dot, dot_many, normalised, UnitCosine};
 use crate::flat::{FlatGraph, ScratchPool, Vectors};
 use crate::persist;
 use crate::topk::{sort_hits, TopK};
@@ -107,6 +107,9 @@ const CATCH_UP_FINAL: usize = 64;
 const MIN_DEAD_FOR_REBUILD: usize = 32;
 /// Live vectors sampled to estimate how selective a filter is.
 const FILTER_SAMPLE: usize = 64;
+/// Slots an exact scan scores at once against all its queries: a multiple of the distance
+/// kernel's block of three vectors, and few enough that their scores stay in cache.
+const SCAN_CHUNK: usize = 96;
 /// Upper bound for the candidate list when retrying a graph search.
 const MAX_EF: usize = 4096;
 /// Layers of the graph; hnsw_rs only dumps graphs with its maximum of 16.
@@ -310,8 +313,9 @@ impl State {
             .unwrap_or_default()
     }
 
-    /// One pass over the slots for every query: each vector is scored against all of them while
-    /// it is in cache. The filter runs at most once per slot.
+    /// One pass over the slots for every query: a chunk of slots at a time is scored against all
+    /// of them at once (see [`dot_many`]), then offered to each query's top k in slot order, as
+    /// when each slot was scored alone. The filter runs at most once per slot.
     fn exact_many(
         &self,
         qs: &[&[f32]],
@@ -320,23 +324,36 @@ impl State {
         filter_first: bool,
     ) -> Vec<Vec<(u128, f32)>> {
         let mut tops: Vec<TopK> = qs.iter().map(|_| TopK::new(k)).collect();
-        for (i, s) in self.slots.iter().enumerate() {
-            if !s.live {
-                continue;
-            }
-            let mut passes = None;
-            if filter_first {
-                if !filter(s.id) {
+        let mut live = self.slots.iter().enumerate().filter(|(_, s)| s.live);
+        let mut chunk: Vec<(u128, &[f32])> = Vec::with_capacity(SCAN_CHUNK);
+        let mut vectors: Vec<&[f32]> = Vec::with_capacity(SCAN_CHUNK);
+        let mut dots = vec![0f32; SCAN_CHUNK * qs.len()];
+        loop {
+            chunk.clear();
+            for (slot, s) in live.by_ref() {
+                if filter_first && !filter(s.id) {
                     continue;
                 }
-                passes = Some(true);
+                chunk.push((s.id, self.arena.get(slot)));
+                if chunk.len() == SCAN_CHUNK {
+                    break;
+                }
             }
-            let v = self.arena.get(i);
-            for (q, top) in qs.iter().zip(tops.iter_mut()) {
-                let score = similarity(q, v);
-                // The filter runs only for hits that would make the cut.
-                if top.admits(s.id, score) && *passes.get_or_insert_with(|| filter(s.id)) {
-                    top.push(s.id, score);
+            if chunk.is_empty() {
+                break;
+            }
+            vectors.clear();
+            vectors.extend(chunk.iter().map(|&(_, v)| v));
+            let dots = &mut dots[..chunk.len() * qs.len()];
+            dot_many(qs, &vectors, dots);
+            for (&(id, _), dots) in chunk.iter().zip(dots.chunks_exact(qs.len())) {
+                let mut passes = filter_first.then_some(true);
+                for (&dot, top) in dots.iter().zip(tops.iter_mut()) {
+                    let score = similarity_of_dot(dot);
+                    // The filter runs only for hits that would make the cut.
+                    if top.admits(id, score) && *passes.get_or_insert_with(|| filter(id)) {
+                        top.push(id, score);
+                    }
                 }
             }
         }
@@ -374,7 +391,11 @@ enum Plan {
 /// Same arithmetic as `1 - UnitCosine::eval`, so exact and graph searches
 /// report bit-identical scores.
 fn similarity(a: &[f32], b: &[f32]) -> f32 {
-    1.0 - (1.0 - dot(a, b)).clamp(0.0, 2.0)
+    similarity_of_dot(dot(a, b))
+}
+
+fn similarity_of_dot(dot: f32) -> f32 {
+    1.0 - (1.0 - dot).clamp(0.0, 2.0)
 }
 
 struct Graph {
