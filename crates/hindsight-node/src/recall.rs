@@ -23,6 +23,9 @@ const ARM_TEMPORAL: &str = "temporal";
 /// Procedures, lessons and rules matched by tags and task type (intent `how_to` only).
 const ARM_TASK: &str = "task";
 
+/// A bank's records by id, as its view publishes them.
+type Records = HashMap<MemoryId, Arc<Memory>>;
+
 /// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see [`semantic_quality`]).
 type ArmResult = (u128, f32, f32);
 
@@ -203,9 +206,13 @@ impl Plan {
         }
     }
 
-    /// The arms that search by words, entities and tags, bank by bank.
-    fn lexical_arms(&self, views: &[Arc<BankView>]) -> Vec<LexicalHits> {
-        let depth = self.depth();
+    /// `search` run on each bank under a read lock of its records, with the bank's visibility
+    /// rules as a filter of memory ids.
+    fn each_bank<T>(
+        &self,
+        views: &[Arc<BankView>],
+        search: impl Fn(&BankView, &Records, &dyn Fn(u128) -> bool) -> T,
+    ) -> Vec<T> {
         views
             .iter()
             .map(|view| {
@@ -214,68 +221,62 @@ impl Plan {
                     let visible = |id: u128| -> bool {
                         self.stand_in(records, MemoryId(id), rules).is_some()
                     };
-                    let keyword = (!self.terms.is_empty()).then(|| {
-                        telemetry::recall_arm(ARM_KEYWORD, || {
-                            view.index.bm25().search(&self.terms, depth, &visible)
-                        })
-                    });
-                    let entity = (!self.entities.is_empty()).then(|| {
-                        telemetry::recall_arm(ARM_ENTITY, || {
-                            view.index
-                                .entities()
-                                .search(&self.entities, 2, depth, &visible)
-                        })
-                    });
-                    let task = self.profile.wants_task_arm().then(|| {
-                        telemetry::recall_arm(ARM_TASK, || self.task_hits(records, depth, &visible))
-                    });
-                    LexicalHits {
-                        keyword,
-                        entity,
-                        task,
-                    }
+                    search(view, records, &visible)
                 })
             })
             .collect()
     }
 
+    /// The arms that search by words, entities and tags, bank by bank.
+    fn lexical_arms(&self, views: &[Arc<BankView>]) -> Vec<LexicalHits> {
+        let depth = self.depth();
+        self.each_bank(views, |view, records, visible| LexicalHits {
+            keyword: (!self.terms.is_empty()).then(|| {
+                telemetry::recall_arm(ARM_KEYWORD, || {
+                    view.index.bm25().search(&self.terms, depth, visible)
+                })
+            }),
+            entity: (!self.entities.is_empty()).then(|| {
+                telemetry::recall_arm(ARM_ENTITY, || {
+                    view.index
+                        .entities()
+                        .search(&self.entities, 2, depth, visible)
+                })
+            }),
+            task: self.profile.wants_task_arm().then(|| {
+                telemetry::recall_arm(ARM_TASK, || self.task_hits(records, depth, visible))
+            }),
+        })
+    }
+
     /// The arms that search by the query's embedding, bank by bank.
     fn vector_arms(&self, views: &[Arc<BankView>], vectors: &QueryVectors) -> Vec<VectorHits> {
         let depth = self.depth();
-        views
-            .iter()
-            .map(|view| {
-                let rules = self.visibility(&view.config());
-                view.with_records(|records| {
-                    let visible = |id: u128| -> bool {
-                        self.stand_in(records, MemoryId(id), rules).is_some()
-                    };
-                    let semantic = telemetry::recall_arm(ARM_SEMANTIC, || {
-                        self.semantic_hits(view, records, vectors, depth, &visible)
-                    });
-                    let temporal = self.window.map(|(start, end)| {
-                        telemetry::recall_arm(ARM_TEMPORAL, || {
-                            self.temporal_hits(
-                                view,
-                                records,
-                                vectors,
-                                &semantic,
-                                (start.millis(), end.millis()),
-                                &visible,
-                            )
-                        })
-                    });
-                    VectorHits { semantic, temporal }
+        self.each_bank(views, |view, records, visible| {
+            let semantic = telemetry::recall_arm(ARM_SEMANTIC, || {
+                self.semantic_hits(view, records, vectors, depth, visible)
+            });
+            let temporal = self.window.map(|(start, end)| {
+                telemetry::recall_arm(ARM_TEMPORAL, || {
+                    self.temporal_hits(
+                        view,
+                        records,
+                        vectors,
+                        &semantic,
+                        (start.millis(), end.millis()),
+                        visible,
+                    )
                 })
-            })
-            .collect()
+            });
+            VectorHits { semantic, temporal }
+        })
     }
 
     /// The temporal arm: the memories of the query's time window, closest to the query first.
     fn temporal_hits(
         &self,
         view: &BankView,
-        records: &HashMap<MemoryId, Arc<Memory>>,
+        records: &Records,
         vectors: &QueryVectors,
         semantic: &[(u128, f32)],
         (start, end): (i64, i64),
@@ -518,7 +519,7 @@ impl Plan {
     /// query's terms (or whose task type the context names), best match first.
     fn task_hits(
         &self,
-        records: &HashMap<MemoryId, Arc<Memory>>,
+        records: &Records,
         depth: usize,
         visible: &dyn Fn(u128) -> bool,
     ) -> Vec<ArmResult> {
@@ -558,7 +559,7 @@ impl Plan {
     fn semantic_hits(
         &self,
         view: &BankView,
-        records: &HashMap<MemoryId, Arc<Memory>>,
+        records: &Records,
         query: &QueryVectors,
         depth: usize,
         visible: &dyn Fn(u128) -> bool,
@@ -598,7 +599,7 @@ impl Plan {
     /// replaced it, never by the old statement.
     fn stand_in<'r>(
         &self,
-        records: &'r HashMap<MemoryId, Arc<Memory>>,
+        records: &'r Records,
         id: MemoryId,
         rules: Visibility,
     ) -> Option<(&'r Arc<Memory>, Status)> {
