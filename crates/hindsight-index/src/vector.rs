@@ -325,28 +325,29 @@ impl State {
     ) -> Vec<Vec<(u128, f32)>> {
         let mut tops: Vec<TopK> = qs.iter().map(|_| TopK::new(k)).collect();
         let mut live = self.slots.iter().enumerate().filter(|(_, s)| s.live);
-        let mut chunk: Vec<(u128, &[f32])> = Vec::with_capacity(SCAN_CHUNK);
+        // A chunk's ids and vectors, in slot order.
+        let mut ids: Vec<u128> = Vec::with_capacity(SCAN_CHUNK);
         let mut vectors: Vec<&[f32]> = Vec::with_capacity(SCAN_CHUNK);
         let mut dots = vec![0f32; SCAN_CHUNK * qs.len()];
         loop {
-            chunk.clear();
+            ids.clear();
+            vectors.clear();
             for (slot, s) in live.by_ref() {
                 if filter_first && !filter(s.id) {
                     continue;
                 }
-                chunk.push((s.id, self.arena.get(slot)));
-                if chunk.len() == SCAN_CHUNK {
+                ids.push(s.id);
+                vectors.push(self.arena.get(slot));
+                if ids.len() == SCAN_CHUNK {
                     break;
                 }
             }
-            if chunk.is_empty() {
+            if ids.is_empty() {
                 break;
             }
-            vectors.clear();
-            vectors.extend(chunk.iter().map(|&(_, v)| v));
-            let dots = &mut dots[..chunk.len() * qs.len()];
+            let dots = &mut dots[..ids.len() * qs.len()];
             dot_many(qs, &vectors, dots);
-            for (&(id, _), dots) in chunk.iter().zip(dots.chunks_exact(qs.len())) {
+            for (&id, dots) in ids.iter().zip(dots.chunks_exact(qs.len())) {
                 let mut passes = filter_first.then_some(true);
                 for (&dot, top) in dots.iter().zip(tops.iter_mut()) {
                     let score = similarity_of_dot(dot);

@@ -72,6 +72,8 @@ pub async fn recall(
     let logged_request = request.clone();
     let plan = Arc::new(Plan {
         profile: IntentProfile::new(request.intent),
+        // One copy of each bank's settings per request, read by every arm and the fusion alike.
+        configs: views.iter().map(|v| v.config()).collect(),
         request,
         as_of,
         now,
@@ -130,6 +132,8 @@ pub async fn recall(
 
 struct Plan {
     request: RecallRequest,
+    /// The settings of each bank of the request, in the order of its views.
+    configs: Vec<BankConfig>,
     profile: IntentProfile,
     as_of: Timestamp,
     now: Timestamp,
@@ -215,8 +219,9 @@ impl Plan {
     ) -> Vec<T> {
         views
             .iter()
-            .map(|view| {
-                let rules = self.visibility(&view.config());
+            .zip(&self.configs)
+            .map(|(view, config)| {
+                let rules = self.visibility(config);
                 view.with_records(|records| {
                     let visible = |id: u128| -> bool {
                         self.stand_in(records, MemoryId(id), rules).is_some()
@@ -335,11 +340,10 @@ impl Plan {
         let mut candidates: HashMap<MemoryId, Candidate> = HashMap::new();
         let mut arm_weights: HashMap<&'static str, f32> = HashMap::new();
 
-        // One copy of each bank's settings per request, not one per candidate.
-        let configs: Vec<BankConfig> = views.iter().map(|v| v.config()).collect();
+        let configs = &self.configs;
         let found = by_vector.into_iter().zip(lexical);
         for (bank, ((view, config), (by_vector, lexical))) in
-            views.iter().zip(&configs).zip(found).enumerate()
+            views.iter().zip(configs).zip(found).enumerate()
         {
             let rules = self.visibility(config);
             view.with_records(|records| {
