@@ -65,6 +65,18 @@ impl TopK {
         Hit { id, score }.rank(worst) == Ordering::Less
     }
 
+    /// A score below which nothing is admitted, whatever its id: a cheap first test for scans
+    /// that offer many hits. Scores at or above it still need [`TopK::admits`].
+    pub(crate) fn floor(&self) -> f32 {
+        if self.k == 0 {
+            f32::INFINITY
+        } else if self.heap.len() < self.k {
+            f32::NEG_INFINITY
+        } else {
+            self.heap.peek().expect("heap is full").score
+        }
+    }
+
     pub(crate) fn push(&mut self, id: u128, score: f32) {
         if !self.admits(id, score) {
             return;
@@ -99,6 +111,20 @@ mod tests {
             t.push(id, s);
         }
         assert_eq!(t.into_sorted(), vec![(6, 0.95), (1, 0.9), (2, 0.5)]);
+    }
+
+    #[test]
+    fn nothing_below_the_floor_is_admitted_and_a_tie_at_it_is_ranked_by_id() {
+        let mut t = TopK::new(2);
+        assert_eq!(t.floor(), f32::NEG_INFINITY);
+        t.push(5, 0.5);
+        assert_eq!(t.floor(), f32::NEG_INFINITY);
+        t.push(7, 0.7);
+        assert_eq!(t.floor(), 0.5);
+        assert!(!t.admits(1, 0.49));
+        assert!(t.admits(1, 0.5), "a lower id wins a tie");
+        assert!(!t.admits(9, 0.5));
+        assert_eq!(TopK::new(0).floor(), f32::INFINITY);
     }
 
     #[test]

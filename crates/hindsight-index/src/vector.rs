@@ -324,6 +324,7 @@ impl State {
         filter_first: bool,
     ) -> Vec<Vec<(u128, f32)>> {
         let mut tops: Vec<TopK> = qs.iter().map(|_| TopK::new(k)).collect();
+        let mut floors: Vec<f32> = tops.iter().map(TopK::floor).collect();
         let mut live = self.slots.iter().enumerate().filter(|(_, s)| s.live);
         // A chunk's ids and vectors, in slot order.
         let mut ids: Vec<u128> = Vec::with_capacity(SCAN_CHUNK);
@@ -349,11 +350,15 @@ impl State {
             dot_many(qs, &vectors, dots);
             for (&id, dots) in ids.iter().zip(dots.chunks_exact(qs.len())) {
                 let mut passes = filter_first.then_some(true);
-                for (&dot, top) in dots.iter().zip(tops.iter_mut()) {
+                for ((&dot, top), floor) in dots.iter().zip(tops.iter_mut()).zip(&mut floors) {
                     let score = similarity_of_dot(dot);
+                    if score < *floor {
+                        continue;
+                    }
                     // The filter runs only for hits that would make the cut.
                     if top.admits(id, score) && *passes.get_or_insert_with(|| filter(id)) {
                         top.push(id, score);
+                        *floor = top.floor();
                     }
                 }
             }
@@ -1585,7 +1590,15 @@ mod tests {
                 assert!(idx.remove(id));
             }
         }
-        let queries = vectors(6, 40, dim);
+        // Copies of one vector under other ids tie on every query: the batch must break the
+        // ties by id as a single search does.
+        for idx in [&scanned, &graphed] {
+            for copy in (0..12u128).rev() {
+                idx.insert(10_001 + 7 * copy, &vecs[1]).unwrap();
+            }
+        }
+        let mut queries = vectors(6, 40, dim);
+        queries.push(vecs[1].clone());
         let refs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
         let filters: [&dyn Fn(u128) -> bool; 3] =
             [&|_| true, &|id| id % 3 == 0, &|id| id % 50 == 1];
@@ -1600,6 +1613,13 @@ mod tests {
                 }
             }
         }
+        let tied = scanned.search_batch(&refs, 5, 64, &|_| true).unwrap();
+        let ids: Vec<u128> = tied.last().unwrap().iter().map(|h| h.0).collect();
+        assert_eq!(
+            ids,
+            [1, 10_001, 10_008, 10_015, 10_022],
+            "ties go to the lowest ids"
+        );
         assert!(scanned
             .search_batch(&[], 5, 64, &|_| true)
             .unwrap()
