@@ -5,10 +5,20 @@
 
 use hindsight_core::{BankName, MemoryId};
 
-/// The log tree of a group: entries under `e<index>`, bookkeeping under `m/…`.
+/// The log tree of a group: entries under `e<index>`. Databases written before the bookkeeping
+/// had a tree of its own also hold it here, under `m/…`, until the log is next opened.
 pub(crate) fn log_tree(group: u64) -> String {
     format!("g{group:016x}/log")
 }
+
+/// The log's bookkeeping of a group (vote, committed index, purge mark), apart from the entries:
+/// sled rewrites a changed leaf whole, and the bookkeeping keys, rewritten on every commit, would
+/// share the last leaf with the newest entries, the largest values in the log.
+pub(crate) fn log_meta_tree(group: u64) -> String {
+    format!("g{group:016x}/log-meta")
+}
+
+pub(crate) const LOG_META_PREFIX: &[u8] = b"m/";
 
 pub(crate) const LOG_ENTRY_PREFIX: u8 = b'e';
 pub(crate) const LOG_VOTE: &[u8] = b"m/vote";

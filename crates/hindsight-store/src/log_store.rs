@@ -7,7 +7,8 @@ use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{ErrorSubject, ErrorVerb, LogId, OptionalSend, RaftLogReader, StorageError, Vote};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use sled::{Batch, Db, Tree};
+use sled::transaction::ConflictableTransactionError;
+use sled::{Batch, Db, Transactional, Tree};
 
 use crate::codec::{decode, encode};
 use crate::error::StoreError;
@@ -26,7 +27,10 @@ type Entry = openraft::Entry<TypeConfig>;
 #[derive(Clone)]
 pub struct LogStore {
     db: Db,
+    /// The entries.
     tree: Tree,
+    /// The vote, the committed index and the purge mark.
+    meta: Tree,
     release: Option<ReleaseToken>,
 }
 
@@ -46,9 +50,14 @@ impl LogStore {
         let tree = db
             .open_tree(keys::log_tree(group))
             .map_err(|e| StoreError::storage("opening the log tree", e))?;
+        let meta = db
+            .open_tree(keys::log_meta_tree(group))
+            .map_err(|e| StoreError::storage("opening the log's bookkeeping tree", e))?;
+        move_meta_out_of_entries(&db, &tree, &meta)?;
         Ok(LogStore {
             db,
             tree,
+            meta,
             release: None,
         })
     }
@@ -64,7 +73,7 @@ impl LogStore {
     fn read_meta<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, StoreError> {
         let what = String::from_utf8_lossy(key);
         match self
-            .tree
+            .meta
             .get(key)
             .map_err(|e| StoreError::storage(format!("reading {what}"), e))?
         {
@@ -75,7 +84,7 @@ impl LogStore {
 
     async fn write_meta<T: Serialize>(&self, key: &[u8], value: &T) -> Result<(), StoreError> {
         let what = String::from_utf8_lossy(key);
-        self.tree
+        self.meta
             .insert(key, encode(&what, value)?)
             .map_err(|e| StoreError::storage(format!("writing {what}"), e))?;
         self.flush().await
@@ -249,11 +258,10 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn purge(&mut self, log_id: LogId<u64>) -> Result<(), StorageError<u64>> {
-        // The mark and the removals go in one batch: a crash can never leave entries gone while the
-        // mark still points before them, which would make the log look like it had a hole.
-        let mut batch = Batch::default();
+        // The mark and the removals go in one transaction: a crash can never leave entries gone
+        // while the mark still points before them, which would make the log look like it had a hole.
         let mark = encode("purge mark", &log_id).map_err(logs_err(ErrorVerb::Delete))?;
-        batch.insert(keys::LOG_LAST_PURGED, mark);
+        let mut batch = Batch::default();
         for key in self
             .tree
             .range(keys::log_entry(0)..=keys::log_entry(log_id.index))
@@ -264,12 +272,41 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                 .map_err(logs_err(ErrorVerb::Delete))?;
             batch.remove(key);
         }
-        self.tree
-            .apply_batch(batch)
-            .map_err(|e| StoreError::storage("purging the log", e))
+        (&self.tree, &self.meta)
+            .transaction(|(entries, meta)| {
+                entries.apply_batch(&batch)?;
+                meta.insert(keys::LOG_LAST_PURGED, mark.as_slice())?;
+                Ok::<_, ConflictableTransactionError<()>>(())
+            })
+            .map_err(|e| StoreError::storage("purging the log", format!("{e:?}")))
             .map_err(logs_err(ErrorVerb::Delete))?;
         self.flush().await.map_err(logs_err(ErrorVerb::Delete))
     }
+}
+
+/// Moves bookkeeping that an older layout kept among the entries into its own tree, in one
+/// transaction so that a crash leaves it in one place or the other, and flushes before the log is
+/// used.
+fn move_meta_out_of_entries(db: &Db, tree: &Tree, meta: &Tree) -> Result<(), StoreError> {
+    let old: Vec<(sled::IVec, sled::IVec)> = tree
+        .scan_prefix(keys::LOG_META_PREFIX)
+        .collect::<Result<_, _>>()
+        .map_err(|e| StoreError::storage("reading the log's bookkeeping", e))?;
+    if old.is_empty() {
+        return Ok(());
+    }
+    (tree, meta)
+        .transaction(|(entries, meta)| {
+            for (key, value) in &old {
+                entries.remove(key)?;
+                meta.insert(key, value)?;
+            }
+            Ok::<_, ConflictableTransactionError<()>>(())
+        })
+        .map_err(|e| StoreError::storage("moving the log's bookkeeping", format!("{e:?}")))?;
+    db.flush()
+        .map_err(|e| StoreError::storage("flushing the log's bookkeeping", e))?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -283,6 +320,51 @@ mod tests {
 
     fn log_id(term: u64, index: u64) -> LogId<u64> {
         LogId::new(CommittedLeaderId::new(term, 1), index)
+    }
+
+    #[tokio::test]
+    async fn bookkeeping_kept_among_the_entries_by_an_older_layout_moves_to_its_own_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let vote = Vote::new_committed(3, 2);
+        let committed = Some(log_id(3, 7));
+        let purged = log_id(2, 4);
+        {
+            let db = sled::open(dir.path()).unwrap();
+            let entries = db.open_tree(keys::log_tree(0)).unwrap();
+            let entry = Entry {
+                log_id: log_id(3, 7),
+                payload: EntryPayload::Blank,
+            };
+            let bytes = encode("entry", &entry).unwrap();
+            entries.insert(keys::log_entry(7), bytes).unwrap();
+            let vote_bytes = encode("vote", &vote).unwrap();
+            entries.insert(keys::LOG_VOTE, vote_bytes).unwrap();
+            let committed_bytes = encode("committed", &committed).unwrap();
+            entries
+                .insert(keys::LOG_COMMITTED, committed_bytes)
+                .unwrap();
+            let purged_bytes = encode("purged", &purged).unwrap();
+            entries.insert(keys::LOG_LAST_PURGED, purged_bytes).unwrap();
+            db.flush().unwrap();
+        }
+        let mut log = LogStore::open(dir.path(), 0, 1 << 20).unwrap();
+        assert_eq!(log.read_vote().await.unwrap(), Some(vote));
+        assert_eq!(log.read_committed().await.unwrap(), committed);
+        let state = log.get_log_state().await.unwrap();
+        assert_eq!(state.last_purged_log_id, Some(purged));
+        assert_eq!(state.last_log_id, Some(log_id(3, 7)));
+        assert_eq!(log.tree.scan_prefix(keys::LOG_META_PREFIX).count(), 0);
+        assert_eq!(log.tree.len(), 1, "the entry stays where it was");
+
+        // The bookkeeping now lives apart from the entries and survives a reopen.
+        log.purge(log_id(3, 7)).await.unwrap();
+        drop(log);
+        let mut log = LogStore::open(dir.path(), 0, 1 << 20).unwrap();
+        let state = log.get_log_state().await.unwrap();
+        assert_eq!(state.last_purged_log_id, Some(log_id(3, 7)));
+        assert_eq!(state.last_log_id, Some(log_id(3, 7)));
+        assert!(log.tree.is_empty());
+        assert_eq!(log.read_vote().await.unwrap(), Some(vote));
     }
 
     #[test]
