@@ -14,9 +14,13 @@ leader keeps answering clients, which is what a stale read would need.
 
 Full disks: where the harness may mount file systems (root), each node's data directory is a small
 tmpfs of its own, and the `full_disk` fault fills one with a ballast file until writes fail with
-ENOSPC, then removes it. A node whose store fails that way exits with an error; the harness
-restarts it once the space is back, as a supervisor would. Without mount rights that fault is left
-out and the run says so.
+ENOSPC, then removes it. A node whose store fails that way exits with an error, possibly a while
+after the fault. Without mount rights that fault is left out and the run says so.
+
+Supervision: a node that exits on its own (not stopped by the harness) is restarted within a
+second, as docker-compose's `restart: unless-stopped` or a StatefulSet would; while its disk is
+still full it is left down, as a supervisor's restarts would fail until the space is back. The
+run reports how many such restarts it made.
 """
 
 import argparse
@@ -135,6 +139,10 @@ class Cluster:
         self.root = root
         self.isolated = set()
         self.procs = {}
+        # Nodes the harness holds down on purpose (killed, stopping, disk full): not restarted.
+        self.held = set()
+        self.lock = threading.RLock()
+        self.supervised_restarts = []
         self.nodes = {}
         for i in range(1, n + 1):
             ip = f"127.0.0.{10 + i}"
@@ -218,14 +226,35 @@ class Cluster:
             "HINDSIGHT_REVIEW_INTERVAL_SECS": "0",
             "RUST_LOG": env.get("RUST_LOG", "info"),
         })
-        with open(node["log"], "ab") as out:
-            self.procs[i] = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+        with self.lock:
+            with open(node["log"], "ab") as out:
+                self.procs[i] = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+            self.held.discard(i)
+
+    def hold(self, i):
+        with self.lock:
+            self.held.add(i)
+
+    def supervise(self):
+        """Restarts every node that exited while not held down; returns the restarted ones."""
+        restarted = []
+        with self.lock:
+            for i in self.nodes:
+                p = self.procs.get(i)
+                if p is not None and p.poll() is not None and i not in self.held:
+                    restarted.append((i, p.returncode))
+                    self.start(i)
+        for i, code in restarted:
+            self.supervised_restarts.append(i)
+            log(f"node {i} exited on its own (exit status {code}); restarted by the supervisor")
+        return restarted
 
     def alive(self, i):
         p = self.procs.get(i)
         return p is not None and p.poll() is None
 
     def kill(self, i, sig=signal.SIGKILL):
+        self.hold(i)
         p = self.procs.get(i)
         if p is None or p.poll() is not None:
             return
@@ -368,6 +397,19 @@ class Load:
                 time.sleep(0.05)
 
 
+class Supervisor:
+    """Restarts nodes that exit on their own, checking twice a second."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop.wait(0.5):
+            self.cluster.supervise()
+
+
 class LeaderWatch:
     """Sums the time no leader held a majority, sampled every 100 ms."""
 
@@ -460,8 +502,10 @@ def main():
 
         load = Load(cluster, args.writers, args.readers)
         watch = LeaderWatch(cluster)
+        supervisor = Supervisor(cluster)
         load.start()
         watch.thread.start()
+        supervisor.thread.start()
         faults = 0
         leaderless_by_kind = {}
         period = args.duration / max(args.faults, 1)
@@ -493,6 +537,7 @@ def main():
                 cluster.start(victim)
                 time.sleep(hold)
             elif kind == "full_disk":
+                cluster.hold(victim)
                 cluster.fill_disk(victim)
                 time.sleep(hold)
                 cluster.free_disk(victim)
@@ -501,7 +546,10 @@ def main():
                     log(f"node {victim} stopped on its full disk (exit status {code}); restarting it")
                     cluster.start(victim)
                 else:
-                    log(f"node {victim} kept running through its full disk")
+                    # It may still be stopping on a failed write; the supervisor restarts it then.
+                    with cluster.lock:
+                        cluster.held.discard(victim)
+                    log(f"node {victim} still running after its full disk")
             else:
                 cluster.partition({victim})
                 time.sleep(hold)
@@ -517,6 +565,8 @@ def main():
         load.finish()
         watch.stop.set()
         watch.thread.join()
+        supervisor.stop.set()
+        supervisor.thread.join()
         log("healing: every node up, no partition")
         cluster.partition(set())
         for i in cluster.nodes:
@@ -545,6 +595,7 @@ def main():
                     lost.add(memory_id)
                 if len(ids) > 1:
                     duplicates.add(memory_id)
+        log(f"restarts by the supervisor: {len(cluster.supervised_restarts)}")
         for kind, (count, ms) in sorted(leaderless_by_kind.items()):
             log(f"{kind}: {count} faults, {ms / count:.0f} ms without a leader each on average")
         reasons = {}

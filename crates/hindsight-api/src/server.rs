@@ -30,6 +30,12 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How often the health service re-checks the node's readiness.
 const READINESS_POLL: Duration = Duration::from_millis(250);
 
+/// How long requests in flight at shutdown get to finish before their connections are dropped.
+/// A write forwarded to a leader that lost its quorum would otherwise hold the stop for as long
+/// as the forward waits (30 s); its caller hears a broken connection instead, which says the same
+/// thing: the outcome is unknown.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Health-checked service names; "" is the server as a whole.
 const SERVICES: &[&str] = &[
     "",
@@ -174,12 +180,16 @@ pub async fn serve_with_options(
     tracing::info!(grpc = %grpc_addr, http = %http_addr, "serving");
     // Either server failing stops the other, so `serve` never returns with one half still running.
     let grpc_task = async {
-        let result = grpc_server.await.map_err(ApiError::Grpc);
+        let result = drained(grpc_server, stop_rx.clone(), "gRPC")
+            .await
+            .map_or(Ok(()), |r| r.map_err(ApiError::Grpc));
         stop_tx.send_replace(true);
         result
     };
     let http_task = async {
-        let result = http_server.await;
+        let result = drained(http_server, stop_rx.clone(), "HTTP")
+            .await
+            .unwrap_or(Ok(()));
         stop_tx.send_replace(true);
         result
     };
@@ -208,6 +218,30 @@ pub async fn serve_with_options(
     let (grpc_result, http_result, ()) = tokio::join!(grpc_task, http_task, control_task);
     grpc_result?;
     http_result
+}
+
+/// Runs `server` to its end, or, once a stop is asked for, for at most [`DRAIN_TIMEOUT`] more;
+/// `None` when the drain was cut short.
+async fn drained<T>(
+    server: impl Future<Output = T>,
+    stop: watch::Receiver<bool>,
+    what: &'static str,
+) -> Option<T> {
+    let deadline = async {
+        stopped(stop).await;
+        tokio::time::sleep(DRAIN_TIMEOUT).await;
+    };
+    tokio::select! {
+        result = server => Some(result),
+        () = deadline => {
+            tracing::warn!(
+                server = what,
+                after_ms = DRAIN_TIMEOUT.as_millis() as u64,
+                "requests still in flight at shutdown; their connections are dropped"
+            );
+            None
+        }
+    }
 }
 
 async fn stopped(mut stop: watch::Receiver<bool>) {

@@ -40,8 +40,9 @@ use hindsight_review::reflect::TaskTrace;
 /// How long a request waits for a bank's indexes to catch up with the log before giving up.
 const INDEX_WAIT: Duration = Duration::from_secs(30);
 const ACCESS_FLUSH_EVERY: Duration = Duration::from_secs(5);
-/// How long a shutdown waits to record the last access statistics.
-const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a shutdown waits to record the last access statistics: a few seconds
+/// of hints are not worth holding up a stop that has no quorum to commit them.
+const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(3);
 /// How often a waiting request checks whether the bank's actor was replaced.
 const VIEW_RECHECK: Duration = Duration::from_millis(200);
 
