@@ -50,8 +50,8 @@ const BLOCK_VECTORS: usize = 3;
 ///
 /// [`dot`] is bound by loads, two per multiply-add, not by the multiply-adds: with three or more
 /// queries the AVX2/FMA kernel scores blocks of three queries against three vectors, loading each
-/// 8-float lane once per block, a tile of queries at a time. That is the shape of a batch of writes' duplicate checks, one scan
-/// of a bank for all of them.
+/// 8-float lane once per block, a tile of queries at a time. That is the shape of a batch of
+/// writes' duplicate checks, one scan of a bank for all of them.
 pub(crate) fn dot_many(qs: &[&[f32]], vs: &[&[f32]], out: &mut [f32]) {
     assert_eq!(out.len(), qs.len() * vs.len(), "one score per pair");
     if qs.is_empty() {
@@ -154,8 +154,9 @@ mod x86 {
 
     /// See [`super::dot_many`]. Blocks need every length to be one multiple of 32, where
     /// [`dot_avx2_fma`] has no remainder: each pair's four accumulators then take the same
-    /// multiply-adds in the same order, and their lanes are summed as there. Pairs outside a full
-    /// block are scored one at a time.
+    /// multiply-adds in the same order, and their lanes are summed as there. The vectors past
+    /// the last full block, and every pair when the lengths do not allow blocks, are scored one
+    /// pair at a time.
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn dot_many_avx2_fma(qs: &[&[f32]], vs: &[&[f32]], out: &mut [f32]) {
         let nq = qs.len();
@@ -164,18 +165,23 @@ mod x86 {
             && dim.is_multiple_of(32)
             && qs.iter().all(|q| q.len() == dim)
             && vs.iter().all(|v| v.len() == dim);
-        let (full_q, full_v) = if blockable {
-            (nq - nq % BLOCK_QUERIES, vs.len() - vs.len() % BLOCK_VECTORS)
+        let full_v = if blockable {
+            vs.len() - vs.len() % BLOCK_VECTORS
         } else {
-            (0, 0)
+            0
         };
+        // The queries past the last full block fill one more, the last of them repeated: its
+        // copies' scores are dropped. A query scored pair by pair costs three times the loads of
+        // one in a block, so two left over (a batch of 50) cost more than the padded block.
+        let padded = nq.next_multiple_of(BLOCK_QUERIES);
+        let block_queries: Vec<&[f32]> = (0..padded).map(|i| qs[i.min(nq - 1)]).collect();
         let tile = tile_queries(dim);
-        for tile_start in (0..full_q).step_by(tile) {
-            let tile_end = (tile_start + tile).min(full_q);
+        for tile_start in (0..padded).step_by(tile) {
+            let tile_end = (tile_start + tile).min(padded);
             for (vb, vectors) in vs[..full_v].chunks_exact(BLOCK_VECTORS).enumerate() {
                 let vb = vb * BLOCK_VECTORS;
                 let vectors: &[&[f32]; BLOCK_VECTORS] = vectors.try_into().expect("a full block");
-                for (qb, queries) in qs[tile_start..tile_end]
+                for (qb, queries) in block_queries[tile_start..tile_end]
                     .chunks_exact(BLOCK_QUERIES)
                     .enumerate()
                 {
@@ -183,7 +189,7 @@ mod x86 {
                     let queries: &[&[f32]; BLOCK_QUERIES] =
                         queries.try_into().expect("a full block");
                     let scores = block(queries, vectors, dim);
-                    for (i, row) in scores.iter().enumerate() {
+                    for (i, row) in scores.iter().enumerate().take(nq - qb) {
                         for (j, &score) in row.iter().enumerate() {
                             out[(vb + j) * nq + qb + i] = score;
                         }
@@ -191,10 +197,9 @@ mod x86 {
                 }
             }
         }
-        for (j, v) in vs.iter().enumerate() {
-            let first = if j < full_v { full_q } else { 0 };
-            for i in first..nq {
-                out[j * nq + i] = dot_avx2_fma(qs[i], v);
+        for (j, v) in vs.iter().enumerate().skip(full_v) {
+            for (i, q) in qs.iter().enumerate() {
+                out[j * nq + i] = dot_avx2_fma(q, v);
             }
         }
     }
