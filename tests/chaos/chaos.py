@@ -2,9 +2,9 @@
 """Fault injection against a real local Hindsight cluster.
 
 Starts N `hindsight serve` processes on loopback, drives concurrent writes and linearizable reads
-over HTTP while killing, restarting and partitioning nodes, then heals everything and checks that
-every acknowledged write is present exactly once on every node and that no read missed a write
-acknowledged before the read began.
+over HTTP while killing, restarting, pausing (SIGSTOP) and partitioning nodes, then heals
+everything and checks that every acknowledged write is present exactly once on every node and
+that no read missed a write acknowledged before the read began.
 
 Partitions: each node serves on its own loopback address (127.0.0.1X) and sends its node-to-node
 traffic from it (cluster.source_ip), but advertises a TCP proxy on 127.0.0.1 to its peers. The
@@ -259,11 +259,18 @@ class Cluster:
         if p is None or p.poll() is not None:
             return
         p.send_signal(sig)
+        # A paused process acts on no signal but SIGKILL until it is resumed.
+        p.send_signal(signal.SIGCONT)
         try:
             p.wait(timeout=30)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+    def signal(self, i, sig):
+        p = self.procs.get(i)
+        if p is not None and p.poll() is None:
+            p.send_signal(sig)
 
     def partition(self, isolated):
         self.isolated = set(isolated)
@@ -509,7 +516,7 @@ def main():
         faults = 0
         leaderless_by_kind = {}
         period = args.duration / max(args.faults, 1)
-        kinds = ["kill_leader", "kill_follower", "restart", "partition_leader", "partition_node"]
+        kinds = ["kill_leader", "kill_follower", "restart", "partition_leader", "partition_node", "pause_leader"]
         if cluster.disk_faults:
             kinds.append("full_disk")
         # The faults are paced over --duration; a cluster slow to recover may stretch the run, up
@@ -520,7 +527,7 @@ def main():
             leader = cluster.leader()
             live = [i for i in cluster.nodes if cluster.alive(i)]
             followers = [i for i in live if i != leader] or live
-            victim = leader if kind in ("kill_leader", "partition_leader") and leader else random.choice(
+            victim = leader if kind in ("kill_leader", "partition_leader", "pause_leader") and leader else random.choice(
                 followers if kind in ("kill_follower", "partition_node") else live
             )
             hold = period * random.uniform(0.4, 0.6)
@@ -536,6 +543,16 @@ def main():
                 log(f"node {victim} stopped in {time.monotonic() - started:.1f} s")
                 cluster.start(victim)
                 time.sleep(hold)
+            elif kind == "pause_leader":
+                # A stalled process (a long GC pause, a VM descheduled, a disk that stops
+                # answering): it resumes believing it still leads, and must neither serve a stale
+                # read nor have a write acknowledged that the new leader does not hold.
+                cluster.hold(victim)
+                cluster.signal(victim, signal.SIGSTOP)
+                time.sleep(hold)
+                cluster.signal(victim, signal.SIGCONT)
+                with cluster.lock:
+                    cluster.held.discard(victim)
             elif kind == "full_disk":
                 cluster.hold(victim)
                 cluster.fill_disk(victim)
