@@ -311,8 +311,8 @@ mod tests {
             (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
         };
         for dim in [32usize, 64, 256, 512, 40, 7] {
-            for nq in [1usize, 3, 4, 5, 8, 9, 14, 27] {
-                for nv in [1usize, 2, 3, 4, 7, 10] {
+            for nq in [1usize, 2, 3, 4, 5, 8, 9, 14, 27] {
+                for nv in [1usize, 2, 3, 4, 7, 10, 13] {
                     let qs: Vec<Vec<f32>> = (0..nq)
                         .map(|_| (0..dim).map(|_| next()).collect())
                         .collect();

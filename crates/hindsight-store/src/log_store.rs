@@ -317,6 +317,7 @@ mod tests {
     use openraft::{BasicNode, CommittedLeaderId, EntryPayload, Membership};
 
     use super::*;
+    use crate::test_support::once_unlocked;
 
     fn log_id(term: u64, index: u64) -> LogId<u64> {
         LogId::new(CommittedLeaderId::new(term, 1), index)
@@ -347,7 +348,8 @@ mod tests {
             entries.insert(keys::LOG_LAST_PURGED, purged_bytes).unwrap();
             db.flush().unwrap();
         }
-        let mut log = LogStore::open(dir.path(), 0, 1 << 20).unwrap();
+        let open = || once_unlocked(|| LogStore::open(dir.path(), 0, 1 << 20)).unwrap();
+        let mut log = open();
         assert_eq!(log.read_vote().await.unwrap(), Some(vote));
         assert_eq!(log.read_committed().await.unwrap(), committed);
         let state = log.get_log_state().await.unwrap();
@@ -359,7 +361,7 @@ mod tests {
         // The bookkeeping now lives apart from the entries and survives a reopen.
         log.purge(log_id(3, 7)).await.unwrap();
         drop(log);
-        let mut log = LogStore::open(dir.path(), 0, 1 << 20).unwrap();
+        let mut log = open();
         let state = log.get_log_state().await.unwrap();
         assert_eq!(state.last_purged_log_id, Some(log_id(3, 7)));
         assert_eq!(state.last_log_id, Some(log_id(3, 7)));

@@ -333,6 +333,7 @@ mod tests {
 
     use super::*;
     use crate::listener::NoopListener;
+    use crate::test_support::once_unlocked;
 
     fn create_bank(index: u64, name: &str) -> Entry {
         Entry {
@@ -352,7 +353,10 @@ mod tests {
         drop(sm);
 
         // What a crash between loading a snapshot and switching to it leaves behind.
-        let db = sled::open(&path).unwrap();
+        let db = once_unlocked(|| {
+            sled::open(&path).map_err(|e| crate::StoreError::storage("opening the state", e))
+        })
+        .unwrap();
         let stale = db.open_tree(keys::state_tree(0, 1)).unwrap();
         stale
             .insert(keys::bank(&"stale".parse().unwrap()), &b"x"[..])
@@ -360,7 +364,9 @@ mod tests {
         db.flush().unwrap();
         drop((stale, db));
 
-        let sm = StateMachineStore::open(&path, 0, 1 << 20, Arc::new(NoopListener)).unwrap();
+        let sm =
+            once_unlocked(|| StateMachineStore::open(&path, 0, 1 << 20, Arc::new(NoopListener)))
+                .unwrap();
         let reader = sm.reader();
         let names: Vec<String> = reader
             .banks()
