@@ -142,7 +142,7 @@ class Cluster:
         # Nodes the harness holds down on purpose (killed, stopping, disk full): not restarted.
         self.held = set()
         self.lock = threading.RLock()
-        self.supervised_restarts = []
+        self.supervised_restarts = 0
         self.nodes = {}
         for i in range(1, n + 1):
             ip = f"127.0.0.{10 + i}"
@@ -229,14 +229,18 @@ class Cluster:
         with self.lock:
             with open(node["log"], "ab") as out:
                 self.procs[i] = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
-            self.held.discard(i)
+            self.release(i)
 
     def hold(self, i):
         with self.lock:
             self.held.add(i)
 
+    def release(self, i):
+        with self.lock:
+            self.held.discard(i)
+
     def supervise(self):
-        """Restarts every node that exited while not held down; returns the restarted ones."""
+        """Restarts every node that exited while not held down."""
         restarted = []
         with self.lock:
             for i in self.nodes:
@@ -245,9 +249,8 @@ class Cluster:
                     restarted.append((i, p.returncode))
                     self.start(i)
         for i, code in restarted:
-            self.supervised_restarts.append(i)
+            self.supervised_restarts += 1
             log(f"node {i} exited on its own (exit status {code}); restarted by the supervisor")
-        return restarted
 
     def alive(self, i):
         p = self.procs.get(i)
@@ -551,8 +554,7 @@ def main():
                 cluster.signal(victim, signal.SIGSTOP)
                 time.sleep(hold)
                 cluster.signal(victim, signal.SIGCONT)
-                with cluster.lock:
-                    cluster.held.discard(victim)
+                cluster.release(victim)
             elif kind == "full_disk":
                 cluster.hold(victim)
                 cluster.fill_disk(victim)
@@ -564,8 +566,7 @@ def main():
                     cluster.start(victim)
                 else:
                     # It may still be stopping on a failed write; the supervisor restarts it then.
-                    with cluster.lock:
-                        cluster.held.discard(victim)
+                    cluster.release(victim)
                     log(f"node {victim} still running after its full disk")
             else:
                 cluster.partition({victim})
@@ -612,7 +613,7 @@ def main():
                     lost.add(memory_id)
                 if len(ids) > 1:
                     duplicates.add(memory_id)
-        log(f"restarts by the supervisor: {len(cluster.supervised_restarts)}")
+        log(f"restarts by the supervisor: {cluster.supervised_restarts}")
         for kind, (count, ms) in sorted(leaderless_by_kind.items()):
             log(f"{kind}: {count} faults, {ms / count:.0f} ms without a leader each on average")
         reasons = {}

@@ -174,21 +174,18 @@ mod x86 {
         // copies' scores are dropped. A query scored pair by pair costs three times the loads of
         // one in a block, so two left over (a batch of 50) cost more than the padded block.
         let padded = nq.next_multiple_of(BLOCK_QUERIES);
-        let block_queries: Vec<&[f32]> = (0..padded).map(|i| qs[i.min(nq - 1)]).collect();
         let tile = tile_queries(dim);
         for tile_start in (0..padded).step_by(tile) {
             let tile_end = (tile_start + tile).min(padded);
             for (vb, vectors) in vs[..full_v].chunks_exact(BLOCK_VECTORS).enumerate() {
                 let vb = vb * BLOCK_VECTORS;
                 let vectors: &[&[f32]; BLOCK_VECTORS] = vectors.try_into().expect("a full block");
-                for (qb, queries) in block_queries[tile_start..tile_end]
-                    .chunks_exact(BLOCK_QUERIES)
-                    .enumerate()
-                {
-                    let qb = tile_start + qb * BLOCK_QUERIES;
-                    let queries: &[&[f32]; BLOCK_QUERIES] =
-                        queries.try_into().expect("a full block");
-                    let scores = block(queries, vectors, dim);
+                for qb in (tile_start..tile_end).step_by(BLOCK_QUERIES) {
+                    let mut queries = [qs[0]; BLOCK_QUERIES];
+                    for (i, query) in queries.iter_mut().enumerate() {
+                        *query = qs[(qb + i).min(nq - 1)];
+                    }
+                    let scores = block(&queries, vectors, dim);
                     for (i, row) in scores.iter().enumerate().take(nq - qb) {
                         for (j, &score) in row.iter().enumerate() {
                             out[(vb + j) * nq + qb + i] = score;
