@@ -161,7 +161,7 @@ pub async fn serve_with_options(
         )
         // Node-to-node Raft traffic shares the port; it authenticates by the cluster secret or
         // mutual TLS, not by API keys.
-        .add_service(node.cluster().clone().into_server())
+        .add_service(node.raft_groups().clone().into_server())
         .serve_with_incoming_shutdown(
             TcpIncoming::from(grpc).with_nodelay(Some(true)),
             stopped(stop_rx.clone()),

@@ -2,12 +2,15 @@
 //!
 //! - [`GrpcNetwork`]: openraft's network — AppendEntries, Vote and snapshot chunks;
 //! - [`GrpcLeaderLink`]: a follower's way to the leader, for proposals and linearizable reads;
-//! - [`RaftTransportService`]: the server side of both, plus membership changes and status.
+//! - [`RaftTransportService`]: the server side of both, plus membership changes and status;
+//! - [`RaftGroups`]: the node's one gRPC service, routing each message to the service of the
+//!   Raft group it names.
 //!
 //! Every message names the node it is for, and a node refuses one addressed to another id. A
 //! shared secret (or mutual TLS) authenticates the traffic; see `DESIGN.md` next to this crate.
 
 mod error;
+mod groups;
 mod leader_link;
 mod membership;
 mod network;
@@ -19,6 +22,7 @@ pub mod pb {
 }
 
 pub use error::ClusterError;
+pub use groups::RaftGroups;
 pub use leader_link::GrpcLeaderLink;
 pub use membership::{ClusterMember, ClusterStatus};
 pub use network::GrpcNetwork;

@@ -54,6 +54,18 @@ impl Peers {
         self.config.group_id
     }
 
+    /// The same connections, for the traffic of Raft group `group_id`: a node hosting several
+    /// groups keeps one channel per peer, whichever groups the messages belong to.
+    pub fn for_group(&self, group_id: u64) -> Peers {
+        Peers {
+            config: Arc::new(PeersConfig {
+                group_id,
+                ..(*self.config).clone()
+            }),
+            channels: self.channels.clone(),
+        }
+    }
+
     /// The (lazily connected, shared) channel to the peer at `addr`, with this node's TLS setup.
     pub fn channel(&self, addr: &str) -> Result<Channel, ClusterError> {
         let mut channels = self.channels.lock();

@@ -96,6 +96,11 @@ impl RaftTransportService {
         self.inner.node_id
     }
 
+    /// The Raft group this service carries the traffic of.
+    pub fn group_id(&self) -> u64 {
+        self.inner.peers.group_id()
+    }
+
     /// The group as this node sees it.
     pub fn status(&self) -> ClusterStatus {
         let metrics = self.inner.raft.metrics().borrow().clone();
@@ -135,6 +140,7 @@ impl RaftTransportService {
                 node_id: self.inner.node_id,
                 address: advertise.to_string(),
                 key_check: self.key_check().to_string(),
+                group_id: self.group_id(),
             },
             Some(MEMBERSHIP_TIMEOUT),
         );
@@ -200,7 +206,10 @@ impl RaftTransportService {
             } => {
                 let mut client = self.inner.peers.client(&leader_addr)?;
                 let request = self.inner.peers.request(
-                    RemoveMemberRequest { node_id: id },
+                    RemoveMemberRequest {
+                        node_id: id,
+                        group_id: self.group_id(),
+                    },
                     Some(MEMBERSHIP_TIMEOUT),
                 );
                 let reply = client
@@ -289,22 +298,7 @@ impl RaftTransportService {
 
     /// Refuses calls from outside the cluster and calls meant for another node or group.
     fn admit<T>(&self, request: &Request<T>, target: Option<(u64, u64)>) -> Result<(), Status> {
-        match &self.inner.auth {
-            TransportAuth::Open | TransportAuth::MutualTls => {}
-            TransportAuth::Refused(why) => return Err(Status::permission_denied(why.clone())),
-            TransportAuth::Secret(secret) => {
-                let given = request
-                    .metadata()
-                    .get(SECRET_HEADER)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default();
-                if !same_secret(given.as_bytes(), secret.as_bytes()) {
-                    return Err(Status::unauthenticated(
-                        "node-to-node calls need the cluster's shared secret",
-                    ));
-                }
-            }
-        }
+        self.inner.auth.admit(request)?;
         if let Some((node, group)) = target {
             if node != self.inner.node_id {
                 return Err(Status::permission_denied(format!(
@@ -312,14 +306,44 @@ impl RaftTransportService {
                     self.inner.node_id
                 )));
             }
-            if group != self.inner.peers.group_id() {
-                return Err(Status::permission_denied(format!(
-                    "this message is for Raft group {group}, but this node serves group {}",
-                    self.inner.peers.group_id()
-                )));
-            }
+            self.check_group(group)?;
         }
         Ok(())
+    }
+
+    fn check_group(&self, group: u64) -> Result<(), Status> {
+        if group == self.group_id() {
+            Ok(())
+        } else {
+            Err(Status::permission_denied(format!(
+                "this message is for Raft group {group}, but this service carries group {}",
+                self.group_id()
+            )))
+        }
+    }
+}
+
+impl TransportAuth {
+    /// Refuses a call from outside the cluster.
+    pub(crate) fn admit<T>(&self, request: &Request<T>) -> Result<(), Status> {
+        match self {
+            TransportAuth::Open | TransportAuth::MutualTls => Ok(()),
+            TransportAuth::Refused(why) => Err(Status::permission_denied(why.clone())),
+            TransportAuth::Secret(secret) => {
+                let given = request
+                    .metadata()
+                    .get(SECRET_HEADER)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                if same_secret(given.as_bytes(), secret.as_bytes()) {
+                    Ok(())
+                } else {
+                    Err(Status::unauthenticated(
+                        "node-to-node calls need the cluster's shared secret",
+                    ))
+                }
+            }
+        }
     }
 }
 
@@ -449,6 +473,7 @@ impl RaftTransport for RaftTransportService {
         request: Request<AddMemberRequest>,
     ) -> Result<Response<ClusterStatusReply>, Status> {
         self.admit(&request, None)?;
+        self.check_group(request.get_ref().group_id)?;
         let status = RaftTransportService::add_member(self, request.into_inner()).await?;
         Ok(Response::new(status.into()))
     }
@@ -458,6 +483,7 @@ impl RaftTransport for RaftTransportService {
         request: Request<RemoveMemberRequest>,
     ) -> Result<Response<ClusterStatusReply>, Status> {
         self.admit(&request, None)?;
+        self.check_group(request.get_ref().group_id)?;
         let status = RaftTransportService::remove_member(self, request.get_ref().node_id).await?;
         Ok(Response::new(status.into()))
     }
@@ -467,6 +493,7 @@ impl RaftTransport for RaftTransportService {
         request: Request<ClusterStatusRequest>,
     ) -> Result<Response<ClusterStatusReply>, Status> {
         self.admit(&request, None)?;
+        self.check_group(request.get_ref().group_id)?;
         Ok(Response::new(RaftTransportService::status(self).into()))
     }
 

@@ -7,13 +7,21 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
 use hindsight_cluster::pb::raft_transport_client::RaftTransportClient;
 use hindsight_cluster::pb::{ClusterStatusRequest, RaftMessage};
-use hindsight_cluster::SECRET_HEADER;
+use hindsight_cluster::{
+    GrpcLeaderLink, GrpcNetwork, Peers, PeersConfig, RaftGroups, RaftTransportService,
+    TransportAuth, SECRET_HEADER,
+};
 use hindsight_core::{
-    BankName, Consistency, MemoryId, Provenance, RecallRequest, SourceKind, Status, WriteRequest,
+    BankConfig, BankName, Command, Consistency, MemoryId, Provenance, RecallRequest, SourceKind,
+    Status, Timestamp, WriteRequest,
 };
 use hindsight_node::{BankPatch, EmbeddingProvider, Node, NodeConfig};
+use hindsight_store::{NoopListener, StoreConfig, StoreHandle};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -492,8 +500,27 @@ async fn node_to_node_calls_need_the_secret_and_the_right_node_id() {
         .await
         .unwrap();
 
-    let refused = client.status(ClusterStatusRequest {}).await.unwrap_err();
+    let refused = client
+        .status(ClusterStatusRequest { group_id: 0 })
+        .await
+        .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+
+    let mut other_group = tonic::Request::new(RaftMessage {
+        target_node: 1,
+        group_id: 5,
+        payload: vec![],
+    });
+    other_group
+        .metadata_mut()
+        .insert(SECRET_HEADER, SECRET.parse().unwrap());
+    let refused = client.append_entries(other_group).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");
+    assert!(
+        refused.message().contains("no replica of Raft group 5"),
+        "{}",
+        refused.message()
+    );
 
     let mut wrong_node = tonic::Request::new(RaftMessage {
         target_node: 9,
@@ -669,4 +696,271 @@ async fn a_replica_with_another_embedding_model_embeds_replicated_writes_itself(
         );
     }
     stop_all(members).await;
+}
+
+/// A process hosting replicas of several Raft groups behind one gRPC server, as a node does once
+/// banks are spread over partitions: each group has its own log and state on disk, and all of
+/// them share the host's connections to its peers.
+struct GroupHost {
+    id: u64,
+    addr: SocketAddr,
+    root: PathBuf,
+    peers: Peers,
+    groups: RaftGroups,
+    stores: BTreeMap<u64, StoreHandle>,
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<()>>,
+}
+
+impl GroupHost {
+    async fn start(root: &Path, id: u64) -> GroupHost {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let groups = RaftGroups::new(id, TransportAuth::Secret(SECRET.into()));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let service = groups.clone().into_server();
+        let server = tokio::spawn(async move {
+            let _ = tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming_shutdown(
+                    tonic::transport::server::TcpIncoming::from(listener),
+                    async {
+                        let _ = stopped.await;
+                    },
+                )
+                .await;
+        });
+        GroupHost {
+            id,
+            addr,
+            root: root.join(format!("host-{id}")),
+            peers: Peers::new(PeersConfig {
+                secret: Some(SECRET.into()),
+                ..PeersConfig::default()
+            }),
+            groups,
+            stores: BTreeMap::new(),
+            stop: Some(stop),
+            server: Some(server),
+        }
+    }
+
+    /// Opens this host's replica of `group`; `first` makes it the group's first member, any other
+    /// replica starts empty and joins.
+    async fn open(&mut self, group: u64, first: bool) -> RaftTransportService {
+        let peers = self.peers.for_group(group);
+        let config = StoreConfig {
+            node_id: self.id,
+            advertise_addr: self.addr.to_string(),
+            group_id: group,
+            initialize_if_empty: first,
+            ..StoreConfig::default()
+        };
+        let store = within(
+            &format!("host {}'s replica of group {group} to open", self.id),
+            STEP_LIMIT,
+            hindsight_store::open_cluster(
+                &self.root.join(format!("group-{group}")),
+                config,
+                Arc::new(NoopListener),
+                GrpcNetwork::new(peers.clone()),
+                Arc::new(GrpcLeaderLink::new(peers.clone())),
+            ),
+        )
+        .await
+        .expect("the group's store opens");
+        let service = RaftTransportService::new(
+            store.raft().clone(),
+            store.proposer().clone(),
+            self.id,
+            peers,
+            TransportAuth::Secret(SECRET.into()),
+        );
+        self.groups.insert(service.clone());
+        self.stores.insert(group, store);
+        service
+    }
+
+    /// Stops serving `group` and closes this host's replica of it.
+    async fn close(&mut self, group: u64) {
+        self.groups.remove(group);
+        if let Some(store) = self.stores.remove(&group) {
+            store.begin_shutdown();
+            within(
+                &format!("host {}'s replica of group {group} to close", self.id),
+                STEP_LIMIT,
+                store.shutdown(),
+            )
+            .await
+            .expect("the group's store closes");
+        }
+    }
+
+    fn banks(&self, group: u64) -> Vec<String> {
+        let mut names: Vec<String> = self.stores[&group]
+            .reader()
+            .banks()
+            .unwrap()
+            .into_iter()
+            .map(|b| b.name.to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    async fn stop(mut self) {
+        for group in self.groups.group_ids() {
+            self.close(group).await;
+        }
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+    }
+}
+
+/// Creates bank `name` through `host`'s replica of `group`, which forwards to the group's leader
+/// when it does not lead.
+async fn create_bank_in(host: &GroupHost, group: u64, name: &str) {
+    let config = BankConfig::new(name.parse().unwrap(), Timestamp::now());
+    within(
+        &format!("bank {name} to be created in group {group}"),
+        STEP_LIMIT,
+        host.stores[&group].propose(Command::CreateBank { config }),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("creating {name} in group {group}: {e}"));
+}
+
+async fn wait_for_banks(host: &GroupHost, group: u64, expected: &[&str]) {
+    let expected: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
+    wait_until(
+        &format!(
+            "host {}'s replica of group {group} to hold {expected:?}",
+            host.id
+        ),
+        STEP_LIMIT,
+        || host.banks(group) == expected,
+    )
+    .await;
+}
+
+fn group_voters(service: &RaftTransportService) -> BTreeSet<u64> {
+    service
+        .status()
+        .members
+        .iter()
+        .filter(|m| m.voter)
+        .map(|m| m.node_id)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn raft_groups_share_one_transport_and_a_group_moves_to_another_node() {
+    watchdog(
+        "raft_groups_share_one_transport_and_a_group_moves_to_another_node",
+        TEST_LIMIT,
+    );
+    let root = tempfile::tempdir().unwrap();
+    let mut hosts = vec![
+        GroupHost::start(root.path(), 1).await,
+        GroupHost::start(root.path(), 2).await,
+        GroupHost::start(root.path(), 3).await,
+    ];
+    let addr = |i: usize, hosts: &[GroupHost]| hosts[i].addr.to_string();
+
+    // Group 1 on hosts 1 and 2, group 2 on hosts 2 and 3: host 2 carries both over one port.
+    hosts[0].open(1, true).await;
+    let joining = hosts[1].open(1, false).await;
+    within(
+        "host 2 to join group 1",
+        STEP_LIMIT,
+        joining.join(&addr(0, &hosts), &addr(1, &hosts)),
+    )
+    .await
+    .unwrap();
+    hosts[2].open(2, true).await;
+    let joining = hosts[1].open(2, false).await;
+    within(
+        "host 2 to join group 2",
+        STEP_LIMIT,
+        joining.join(&addr(2, &hosts), &addr(1, &hosts)),
+    )
+    .await
+    .unwrap();
+
+    // Host 2 follows in both groups, so each proposal crosses to that group's leader, and each
+    // group's state holds its own banks only.
+    create_bank_in(&hosts[1], 1, "alpha").await;
+    create_bank_in(&hosts[1], 2, "beta").await;
+    wait_for_banks(&hosts[0], 1, &["alpha"]).await;
+    wait_for_banks(&hosts[1], 1, &["alpha"]).await;
+    wait_for_banks(&hosts[1], 2, &["beta"]).await;
+    wait_for_banks(&hosts[2], 2, &["beta"]).await;
+
+    // A host refuses the traffic of a group it holds no replica of, once the caller proved it is
+    // a peer; an outsider learns nothing about which groups are hosted.
+    let mut client = RaftTransportClient::connect(format!("http://{}", hosts[0].addr))
+        .await
+        .unwrap();
+    let mut peer_asks = tonic::Request::new(ClusterStatusRequest { group_id: 2 });
+    peer_asks
+        .metadata_mut()
+        .insert(SECRET_HEADER, SECRET.parse().unwrap());
+    let refused = client.status(peer_asks).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");
+    assert!(
+        refused
+            .message()
+            .contains("node 1 hosts no replica of Raft group 2"),
+        "{}",
+        refused.message()
+    );
+    let refused = client
+        .status(ClusterStatusRequest { group_id: 2 })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+
+    // Move group 1 from host 1 to host 3 while it serves: the new replica joins (as a learner
+    // that catches up, then a voter), the old one is removed, then closed.
+    let arriving = hosts[2].open(1, false).await;
+    within(
+        "host 3 to join group 1",
+        STEP_LIMIT,
+        arriving.join(&addr(1, &hosts), &addr(2, &hosts)),
+    )
+    .await
+    .unwrap();
+    wait_for_banks(&hosts[2], 1, &["alpha"]).await;
+    let staying = hosts[1].groups.get(1).unwrap();
+    within(
+        "host 1 to leave group 1",
+        STEP_LIMIT,
+        staying.remove_member(1),
+    )
+    .await
+    .unwrap();
+    hosts[0].close(1).await;
+    create_bank_in(&hosts[2], 1, "gamma").await;
+    wait_for_banks(&hosts[1], 1, &["alpha", "gamma"]).await;
+    wait_for_banks(&hosts[2], 1, &["alpha", "gamma"]).await;
+    wait_until("group 1's voters to be hosts 2 and 3", STEP_LIMIT, || {
+        group_voters(&staying) == BTreeSet::from([2, 3])
+    })
+    .await;
+    assert_eq!(hosts[0].groups.group_ids(), Vec::<u64>::new());
+    assert_eq!(hosts[2].groups.group_ids(), vec![1, 2]);
+    // The move left the other group alone.
+    assert_eq!(hosts[2].banks(2), vec!["beta".to_string()]);
+    assert_eq!(
+        group_voters(&hosts[2].groups.get(2).unwrap()),
+        BTreeSet::from([2, 3])
+    );
+
+    for host in hosts {
+        host.stop().await;
+    }
 }

@@ -13,6 +13,7 @@ pub mod limits;
 #[macro_use]
 pub mod memory;
 pub mod auth;
+pub mod placement;
 pub mod recall;
 pub mod retrieval;
 pub mod review;

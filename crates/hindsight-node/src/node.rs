@@ -3,7 +3,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use hindsight_cluster::{GrpcLeaderLink, GrpcNetwork, RaftTransportService};
+use hindsight_cluster::{GrpcLeaderLink, GrpcNetwork, RaftGroups, RaftTransportService};
 use hindsight_core::auth::{ApiKey, Grant, Principal};
 use hindsight_core::command::{AccessHit, Command, CommandOutcome};
 use hindsight_core::recall::{RecallHit, RecallRequest, RecallResponse};
@@ -55,8 +55,10 @@ pub struct Node {
 struct Inner {
     config: NodeConfig,
     store: StoreHandle,
-    /// Node-to-node service and membership operations.
+    /// Node-to-node service and membership operations of the metadata group.
     cluster: RaftTransportService,
+    /// Every group this node hosts, behind its one node-to-node gRPC service.
+    raft_groups: RaftGroups,
     context: Arc<BankContext>,
     supervisor: ActorRef<SupervisorMsg>,
     ready: AtomicBool,
@@ -163,6 +165,7 @@ impl Node {
         )
         .await
         .map_err(|e| NodeError::Unavailable(format!("store did not start: {e}")))?;
+        let raft_groups = RaftGroups::new(config.node.id, transport_auth.clone());
         let cluster = RaftTransportService::new(
             store.raft().clone(),
             store.proposer().clone(),
@@ -170,6 +173,7 @@ impl Node {
             peers,
             transport_auth,
         );
+        raft_groups.insert(cluster.clone());
         if let Some(signer) = &signer {
             cluster.set_key_check(signer.fingerprint());
         }
@@ -198,6 +202,7 @@ impl Node {
                 config,
                 store,
                 cluster,
+                raft_groups,
                 context,
                 supervisor,
                 ready: AtomicBool::new(false),
@@ -702,6 +707,11 @@ impl Node {
     /// The node-to-node service (served on the gRPC port) and membership operations.
     pub fn cluster(&self) -> &RaftTransportService {
         &self.inner.cluster
+    }
+
+    /// The node-to-node service of every Raft group hosted here, to mount on the gRPC port.
+    pub fn raft_groups(&self) -> &RaftGroups {
+        &self.inner.raft_groups
     }
 
     /// Makes requests that wait for this node's replica to catch up fail at once: the node is

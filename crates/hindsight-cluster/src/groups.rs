@@ -1,0 +1,157 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use tonic::{Request, Response, Status};
+
+use crate::pb::raft_transport_server::{RaftTransport, RaftTransportServer};
+use crate::pb::{
+    AddMemberRequest, ClusterStatusReply, ClusterStatusRequest, ProposeReply, ProposeRequest,
+    RaftMessage, RaftReply, ReadIndexReply, ReadIndexRequest, RemoveMemberRequest, ReviewHintReply,
+    ReviewHintRequest,
+};
+use crate::service::{RaftTransportService, TransportAuth};
+use crate::MAX_MESSAGE_BYTES;
+
+/// The Raft groups one node hosts a replica of, behind its one node-to-node gRPC service.
+///
+/// Every message names its group; this routes it to that group's [`RaftTransportService`], which
+/// then checks the node id and serves it. Groups come and go while the node runs: a partition
+/// placed on this node is inserted once its store is open, and removed when it moves away. A
+/// message for a group not hosted here is refused as `NotFound`, so a sender with a stale
+/// placement backs off instead of feeding the wrong log.
+#[derive(Clone)]
+pub struct RaftGroups {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    node_id: u64,
+    auth: TransportAuth,
+    groups: RwLock<BTreeMap<u64, RaftTransportService>>,
+}
+
+impl RaftGroups {
+    pub fn new(node_id: u64, auth: TransportAuth) -> RaftGroups {
+        RaftGroups {
+            inner: Arc::new(Inner {
+                node_id,
+                auth,
+                groups: RwLock::default(),
+            }),
+        }
+    }
+
+    /// Serves `service`'s group from now on, in place of any earlier service of that group.
+    pub fn insert(&self, service: RaftTransportService) {
+        self.inner
+            .groups
+            .write()
+            .insert(service.group_id(), service);
+    }
+
+    /// Stops serving `group`; its messages are refused from now on.
+    pub fn remove(&self, group: u64) -> Option<RaftTransportService> {
+        self.inner.groups.write().remove(&group)
+    }
+
+    pub fn get(&self, group: u64) -> Option<RaftTransportService> {
+        self.inner.groups.read().get(&group).cloned()
+    }
+
+    /// The groups hosted here, in id order.
+    pub fn group_ids(&self) -> Vec<u64> {
+        self.inner.groups.read().keys().copied().collect()
+    }
+
+    /// The tonic service, with message limits fit for log batches and snapshot chunks.
+    pub fn into_server(self) -> RaftTransportServer<RaftGroups> {
+        RaftTransportServer::new(self)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES)
+    }
+
+    /// The service of `group`, once the caller proved it belongs to the cluster: an outsider
+    /// learns nothing, not even which groups this node hosts.
+    fn route<T>(&self, request: &Request<T>, group: u64) -> Result<RaftTransportService, Status> {
+        self.inner.auth.admit(request)?;
+        self.get(group).ok_or_else(|| {
+            Status::not_found(format!(
+                "node {} hosts no replica of Raft group {group}",
+                self.inner.node_id
+            ))
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl RaftTransport for RaftGroups {
+    async fn append_entries(
+        &self,
+        request: Request<RaftMessage>,
+    ) -> Result<Response<RaftReply>, Status> {
+        let group = self.route(&request, request.get_ref().group_id)?;
+        RaftTransport::append_entries(&group, request).await
+    }
+
+    async fn vote(&self, request: Request<RaftMessage>) -> Result<Response<RaftReply>, Status> {
+        let group = self.route(&request, request.get_ref().group_id)?;
+        RaftTransport::vote(&group, request).await
+    }
+
+    async fn install_snapshot(
+        &self,
+        request: Request<RaftMessage>,
+    ) -> Result<Response<RaftReply>, Status> {
+        let group = self.route(&request, request.get_ref().group_id)?;
+        RaftTransport::install_snapshot(&group, request).await
+    }
+
+    async fn propose(
+        &self,
+        request: Request<ProposeRequest>,
+    ) -> Result<Response<ProposeReply>, Status> {
+        let group = self.route(&request, request.get_ref().group_id)?;
+        RaftTransport::propose(&group, request).await
+    }
+
+    async fn read_index(
+        &self,
+        request: Request<ReadIndexRequest>,
+    ) -> Result<Response<ReadIndexReply>, Status> {
+        let group = self.route(&request, request.get_ref().group_id)?;
+        RaftTransport::read_index(&group, request).await
+    }
+
+    async fn add_member(
+        &self,
+        request: Request<AddMemberRequest>,
+    ) -> Result<Response<ClusterStatusReply>, Status> {
+        let group = self.route(&request, request.get_ref().group_id)?;
+        RaftTransport::add_member(&group, request).await
+    }
+
+    async fn remove_member(
+        &self,
+        request: Request<RemoveMemberRequest>,
+    ) -> Result<Response<ClusterStatusReply>, Status> {
+        let group = self.route(&request, request.get_ref().group_id)?;
+        RaftTransport::remove_member(&group, request).await
+    }
+
+    async fn status(
+        &self,
+        request: Request<ClusterStatusRequest>,
+    ) -> Result<Response<ClusterStatusReply>, Status> {
+        let group = self.route(&request, request.get_ref().group_id)?;
+        RaftTransport::status(&group, request).await
+    }
+
+    async fn review_hint(
+        &self,
+        request: Request<ReviewHintRequest>,
+    ) -> Result<Response<ReviewHintReply>, Status> {
+        let group = self.route(&request, request.get_ref().group_id)?;
+        RaftTransport::review_hint(&group, request).await
+    }
+}
