@@ -84,74 +84,32 @@ impl RaftGroups {
     }
 }
 
-#[tonic::async_trait]
-impl RaftTransport for RaftGroups {
-    async fn append_entries(
-        &self,
-        request: Request<RaftMessage>,
-    ) -> Result<Response<RaftReply>, Status> {
-        let group = self.route(&request, request.get_ref().group_id)?;
-        RaftTransport::append_entries(&group, request).await
-    }
+/// Implements every RPC by handing the request to the service of the group it names.
+macro_rules! routed_by_group {
+    ($($method:ident($request:ty) -> $reply:ty;)*) => {
+        #[tonic::async_trait]
+        impl RaftTransport for RaftGroups {
+            $(
+                async fn $method(
+                    &self,
+                    request: Request<$request>,
+                ) -> Result<Response<$reply>, Status> {
+                    let group = self.route(&request, request.get_ref().group_id)?;
+                    RaftTransport::$method(&group, request).await
+                }
+            )*
+        }
+    };
+}
 
-    async fn vote(&self, request: Request<RaftMessage>) -> Result<Response<RaftReply>, Status> {
-        let group = self.route(&request, request.get_ref().group_id)?;
-        RaftTransport::vote(&group, request).await
-    }
-
-    async fn install_snapshot(
-        &self,
-        request: Request<RaftMessage>,
-    ) -> Result<Response<RaftReply>, Status> {
-        let group = self.route(&request, request.get_ref().group_id)?;
-        RaftTransport::install_snapshot(&group, request).await
-    }
-
-    async fn propose(
-        &self,
-        request: Request<ProposeRequest>,
-    ) -> Result<Response<ProposeReply>, Status> {
-        let group = self.route(&request, request.get_ref().group_id)?;
-        RaftTransport::propose(&group, request).await
-    }
-
-    async fn read_index(
-        &self,
-        request: Request<ReadIndexRequest>,
-    ) -> Result<Response<ReadIndexReply>, Status> {
-        let group = self.route(&request, request.get_ref().group_id)?;
-        RaftTransport::read_index(&group, request).await
-    }
-
-    async fn add_member(
-        &self,
-        request: Request<AddMemberRequest>,
-    ) -> Result<Response<ClusterStatusReply>, Status> {
-        let group = self.route(&request, request.get_ref().group_id)?;
-        RaftTransport::add_member(&group, request).await
-    }
-
-    async fn remove_member(
-        &self,
-        request: Request<RemoveMemberRequest>,
-    ) -> Result<Response<ClusterStatusReply>, Status> {
-        let group = self.route(&request, request.get_ref().group_id)?;
-        RaftTransport::remove_member(&group, request).await
-    }
-
-    async fn status(
-        &self,
-        request: Request<ClusterStatusRequest>,
-    ) -> Result<Response<ClusterStatusReply>, Status> {
-        let group = self.route(&request, request.get_ref().group_id)?;
-        RaftTransport::status(&group, request).await
-    }
-
-    async fn review_hint(
-        &self,
-        request: Request<ReviewHintRequest>,
-    ) -> Result<Response<ReviewHintReply>, Status> {
-        let group = self.route(&request, request.get_ref().group_id)?;
-        RaftTransport::review_hint(&group, request).await
-    }
+routed_by_group! {
+    append_entries(RaftMessage) -> RaftReply;
+    vote(RaftMessage) -> RaftReply;
+    install_snapshot(RaftMessage) -> RaftReply;
+    propose(ProposeRequest) -> ProposeReply;
+    read_index(ReadIndexRequest) -> ReadIndexReply;
+    add_member(AddMemberRequest) -> ClusterStatusReply;
+    remove_member(RemoveMemberRequest) -> ClusterStatusReply;
+    status(ClusterStatusRequest) -> ClusterStatusReply;
+    review_hint(ReviewHintRequest) -> ReviewHintReply;
 }

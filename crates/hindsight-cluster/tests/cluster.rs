@@ -781,6 +781,19 @@ impl GroupHost {
         service
     }
 
+    /// Opens an empty replica of `group` here and has the group add it, through the member at
+    /// `through` (which forwards to the group's leader when it does not lead).
+    async fn join(&mut self, group: u64, through: SocketAddr) {
+        let joining = self.open(group, false).await;
+        within(
+            &format!("host {} to join group {group}", self.id),
+            STEP_LIMIT,
+            joining.join(&through.to_string(), &self.addr.to_string()),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("host {} joining group {group}: {e}", self.id));
+    }
+
     /// Stops serving `group` and closes this host's replica of it.
     async fn close(&mut self, group: u64) {
         self.groups.remove(group);
@@ -869,27 +882,13 @@ async fn raft_groups_share_one_transport_and_a_group_moves_to_another_node() {
         GroupHost::start(root.path(), 2).await,
         GroupHost::start(root.path(), 3).await,
     ];
-    let addr = |i: usize, hosts: &[GroupHost]| hosts[i].addr.to_string();
+    let addrs: Vec<SocketAddr> = hosts.iter().map(|h| h.addr).collect();
 
     // Group 1 on hosts 1 and 2, group 2 on hosts 2 and 3: host 2 carries both over one port.
     hosts[0].open(1, true).await;
-    let joining = hosts[1].open(1, false).await;
-    within(
-        "host 2 to join group 1",
-        STEP_LIMIT,
-        joining.join(&addr(0, &hosts), &addr(1, &hosts)),
-    )
-    .await
-    .unwrap();
+    hosts[1].join(1, addrs[0]).await;
     hosts[2].open(2, true).await;
-    let joining = hosts[1].open(2, false).await;
-    within(
-        "host 2 to join group 2",
-        STEP_LIMIT,
-        joining.join(&addr(2, &hosts), &addr(1, &hosts)),
-    )
-    .await
-    .unwrap();
+    hosts[1].join(2, addrs[2]).await;
 
     // Host 2 follows in both groups, so each proposal crosses to that group's leader, and each
     // group's state holds its own banks only.
@@ -926,14 +925,7 @@ async fn raft_groups_share_one_transport_and_a_group_moves_to_another_node() {
 
     // Move group 1 from host 1 to host 3 while it serves: the new replica joins (as a learner
     // that catches up, then a voter), the old one is removed, then closed.
-    let arriving = hosts[2].open(1, false).await;
-    within(
-        "host 3 to join group 1",
-        STEP_LIMIT,
-        arriving.join(&addr(1, &hosts), &addr(2, &hosts)),
-    )
-    .await
-    .unwrap();
+    hosts[2].join(1, addrs[1]).await;
     wait_for_banks(&hosts[2], 1, &["alpha"]).await;
     let staying = hosts[1].groups.get(1).unwrap();
     within(

@@ -1098,7 +1098,20 @@ mod integrity {
     /// Rewrites every stored value holding `from` to hold `to` (same length) instead, as a disk
     /// error or someone with access to the data directory might.
     fn tamper(state_dir: &Path, from: &[u8], to: &[u8]) -> usize {
-        let db = sled::open(state_dir).unwrap();
+        // sled lets go of its lock when its last background job drops the file, which can be a
+        // moment after the node that used it stopped.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let db = loop {
+            match sled::open(state_dir) {
+                Err(e)
+                    if e.to_string().contains("could not acquire lock")
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                opened => break opened.unwrap(),
+            }
+        };
         let mut changed = 0;
         for name in db.tree_names() {
             let tree = db.open_tree(&name).unwrap();
