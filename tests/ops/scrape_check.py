@@ -65,6 +65,10 @@ EXPECTED = [
     "hindsight_raft_entries_proposed_total",
     "hindsight_raft_commands_proposed_total",
     "hindsight_store_size_bytes",
+    "hindsight_placement_version",
+    "hindsight_partition_replicas",
+    "hindsight_partitions_led",
+    "hindsight_partitions_without_leader",
     # Banks and indexes
     "hindsight_banks",
     "hindsight_banks_loaded",
@@ -90,6 +94,9 @@ VALUES = [
     ("hindsight_raft_has_leader", 1),
     ("hindsight_raft_is_leader", 1),
     ("hindsight_raft_voters", 1),
+    # Partitions are off by default: no table, no replicas.
+    ("hindsight_placement_version", 0),
+    ("hindsight_partition_replicas", 0),
     ("hindsight_node_ready", 1),
     ("hindsight_banks", 1),
     ('hindsight_writes_total{disposition="quarantined"}', 1),

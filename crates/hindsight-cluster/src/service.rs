@@ -107,6 +107,22 @@ impl RaftTransportService {
         ClusterStatus::of(&metrics, self.inner.peers.group_id())
     }
 
+    /// This group as the member at `addr` sees it.
+    pub async fn status_at(&self, addr: &str) -> Result<ClusterStatus, ClusterError> {
+        let mut client = self.inner.peers.client(addr)?;
+        let request = self.inner.peers.request(
+            ClusterStatusRequest {
+                group_id: self.group_id(),
+            },
+            Some(READ_INDEX_TIMEOUT),
+        );
+        let reply = client
+            .status(request)
+            .await
+            .map_err(|s| remote_error(addr, s))?;
+        Ok(reply.into_inner().into())
+    }
+
     /// Makes this node, which belongs to no cluster yet, the first member of a new one.
     pub async fn initialize(&self, advertise: &str) -> Result<ClusterStatus, ClusterError> {
         let raft = &self.inner.raft;
@@ -156,7 +172,8 @@ impl RaftTransportService {
         let _ = self.inner.key_check.set(check);
     }
 
-    fn key_check(&self) -> &str {
+    /// The fingerprint set by [`RaftTransportService::set_key_check`], empty when none was.
+    pub fn key_check(&self) -> &str {
         self.inner.key_check.get().map_or("", String::as_str)
     }
 

@@ -956,3 +956,208 @@ async fn raft_groups_share_one_transport_and_a_group_moves_to_another_node() {
         host.stop().await;
     }
 }
+
+const PARTITIONS: u32 = 6;
+
+fn with_partitions(config: &mut NodeConfig) {
+    config.cluster.partitions = PARTITIONS;
+    config.cluster.replication = 3;
+}
+
+/// Whether every partition runs on exactly the replicas the placement table names, as the live
+/// `members` see it, with the table covering exactly the nodes in `expected`.
+fn placed(members: &[Member], expected: &BTreeSet<u64>) -> Result<(), String> {
+    let table = members[0]
+        .node
+        .placement()
+        .map_err(|e| e.to_string())?
+        .ok_or("no placement table yet")?;
+    for member in members {
+        let theirs = member.node.placement().map_err(|e| e.to_string())?;
+        if theirs.as_ref().map(|t| t.version) != Some(table.version) {
+            return Err(format!("node {} has another table version", member.id));
+        }
+    }
+    let covered: BTreeSet<u64> = (0..PARTITIONS)
+        .flat_map(|p| table.replicas(p).to_vec())
+        .collect();
+    if &covered != expected {
+        return Err(format!("the table places partitions on {covered:?}"));
+    }
+    for p in 0..PARTITIONS {
+        let replicas: BTreeSet<u64> = table.replicas(p).iter().copied().collect();
+        for member in members {
+            let hosted = member.node.partitions().unwrap().hosted().contains(&p);
+            if hosted != replicas.contains(&member.id) {
+                return Err(format!(
+                    "node {} hosting partition {p} is {hosted}, the table says {replicas:?}; its replica sees {:?}",
+                    member.id,
+                    member.node.partitions().unwrap().status(p)
+                ));
+            }
+        }
+        let leader_view = members
+            .iter()
+            .filter_map(|m| m.node.partitions().unwrap().status(p))
+            .find(|s| s.leader_id == Some(s.node_id))
+            .ok_or(format!("partition {p} has no leader among the live nodes"))?;
+        let voters: BTreeSet<u64> = leader_view
+            .members
+            .iter()
+            .filter(|m| m.voter)
+            .map(|m| m.node_id)
+            .collect();
+        if voters != replicas || leader_view.members.len() != replicas.len() {
+            return Err(format!(
+                "partition {p}'s members are {:?}, the table says {replicas:?}",
+                leader_view.members
+            ));
+        }
+    }
+    Ok(())
+}
+
+async fn wait_placed(members: &[Member], expected: &[u64]) {
+    let expected: BTreeSet<u64> = expected.iter().copied().collect();
+    let deadline = Instant::now() + STEP_LIMIT;
+    loop {
+        match placed(members, &expected) {
+            Ok(()) => return,
+            Err(why) if Instant::now() > deadline => {
+                panic!("partitions not placed on {expected:?} in time: {why}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
+/// Proposes a bank's creation to partition `p` through the first live replica of it, within
+/// `limit`: whether the partition took a write.
+async fn partition_takes_a_write(members: &[Member], p: u32, name: &str, limit: Duration) -> bool {
+    let Some(replica) = members
+        .iter()
+        .find(|m| m.node.partitions().unwrap().hosted().contains(&p))
+    else {
+        return false;
+    };
+    let config = BankConfig::new(name.parse().unwrap(), Timestamp::now());
+    let proposal = replica
+        .node
+        .partitions()
+        .unwrap()
+        .propose(p, Command::CreateBank { config });
+    matches!(tokio::time::timeout(limit, proposal).await, Ok(Ok(_)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_leave() {
+    let test = "partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_leave";
+    watchdog(test, Duration::from_secs(480));
+    let root = tempfile::tempdir().unwrap();
+    let first = Member::start_with(root.path(), 1, None, None, with_partitions).await;
+    let seed = first.grpc;
+    let mut members = vec![first];
+    for id in 2..=5 {
+        members.push(Member::start_with(root.path(), id, None, Some(seed), with_partitions).await);
+    }
+    wait_placed(&members, &[1, 2, 3, 4, 5]).await;
+    let table = members[0].node.placement().unwrap().unwrap();
+    let counts: Vec<_> = members
+        .iter()
+        .map(|m| m.node.partitions().unwrap().counts())
+        .collect();
+    assert_eq!(counts.iter().map(|c| c.hosted).sum::<usize>(), 18);
+    assert_eq!(counts.iter().map(|c| c.led).sum::<usize>(), 6, "{counts:?}");
+    assert!(counts.iter().all(|c| c.leaderless == 0), "{counts:?}");
+    for member in &members {
+        let count = table.partitions_of(member.id).len();
+        assert!(
+            (3..=4).contains(&count),
+            "18 replicas over 5 nodes: node {} has {count}",
+            member.id
+        );
+    }
+    for p in 0..PARTITIONS {
+        assert!(
+            partition_takes_a_write(&members, p, &format!("p{p}/all-up"), STEP_LIMIT).await,
+            "partition {p} takes writes with every node up"
+        );
+    }
+
+    // One node down: every partition keeps two of its three replicas.
+    let fifth = members.pop().unwrap();
+    let fifth_grpc = fifth.grpc;
+    fifth.stop().await;
+    for p in 0..PARTITIONS {
+        assert!(
+            partition_takes_a_write(&members, p, &format!("p{p}/one-down"), STEP_LIMIT).await,
+            "partition {p} takes writes with node 5 down"
+        );
+    }
+
+    // Two down: a partition with a replica on both has lost its majority, the others have not.
+    let fourth = members.pop().unwrap();
+    let fourth_grpc = fourth.grpc;
+    fourth.stop().await;
+    let lost: Vec<u32> = (0..PARTITIONS)
+        .filter(|p| table.hosts(4, *p) && table.hosts(5, *p))
+        .collect();
+    for p in 0..PARTITIONS {
+        let took = partition_takes_a_write(
+            &members,
+            p,
+            &format!("p{p}/two-down"),
+            Duration::from_secs(5),
+        )
+        .await;
+        assert_eq!(
+            took,
+            !lost.contains(&p),
+            "partition {p} (replicas {:?}) with nodes 4 and 5 down",
+            table.replicas(p)
+        );
+    }
+
+    // The nodes return, and the partitions that had lost their majority take writes again.
+    members
+        .push(Member::start_with(root.path(), 4, Some(fourth_grpc), None, with_partitions).await);
+    members.push(Member::start_with(root.path(), 5, Some(fifth_grpc), None, with_partitions).await);
+    for p in 0..PARTITIONS {
+        assert!(
+            partition_takes_a_write(&members, p, &format!("p{p}/back"), STEP_LIMIT).await,
+            "partition {p} takes writes once nodes 4 and 5 are back"
+        );
+    }
+
+    // A sixth node joins: it gets its share of replicas, each moved while its partition serves.
+    members.push(Member::start_with(root.path(), 6, None, Some(seed), with_partitions).await);
+    wait_placed(&members, &[1, 2, 3, 4, 5, 6]).await;
+    let grown = members[0].node.placement().unwrap().unwrap();
+    assert!(grown.version > table.version);
+    assert_eq!(grown.partitions_of(6).len(), 3, "18 replicas over 6 nodes");
+    for p in grown.partitions_of(6) {
+        assert!(
+            partition_takes_a_write(&members, p, &format!("p{p}/grown"), STEP_LIMIT).await,
+            "partition {p} takes writes after moving onto node 6"
+        );
+    }
+
+    // Node 1 leaves the cluster: its replicas move to the other nodes.
+    within(
+        "removing node 1",
+        STEP_LIMIT,
+        members[1].node.remove_member(1),
+    )
+    .await
+    .expect("node 1 removed");
+    let departed = members.remove(0);
+    wait_placed(&members, &[2, 3, 4, 5, 6]).await;
+    departed.stop().await;
+    for p in 0..PARTITIONS {
+        assert!(
+            partition_takes_a_write(&members, p, &format!("p{p}/shrunk"), STEP_LIMIT).await,
+            "partition {p} takes writes after node 1 left"
+        );
+    }
+    stop_all(members).await;
+}

@@ -9,6 +9,7 @@ use crate::command::{AccessHit, Command, CommandOutcome, WriteItem, WriteResult}
 use crate::history::{FieldChange, HistoryEntry, HistoryKind};
 use crate::id::MemoryId;
 use crate::memory::{Memory, Status, StatusChange};
+use crate::placement::PlacementTable;
 use crate::retrieval::{FeedbackOutcome, RecallId};
 use crate::review::{
     ChangeReason, Conflict, ConflictResolution, CycleReport, DerivedMemory, MemoryChange,
@@ -33,6 +34,8 @@ pub trait StateMut {
     fn put_conflict(&mut self, conflict: &Conflict);
     fn api_key(&self, id: &str) -> Option<ApiKey>;
     fn put_api_key(&mut self, key: &ApiKey);
+    fn placement(&self) -> Option<PlacementTable>;
+    fn put_placement(&mut self, table: &PlacementTable);
 }
 
 /// What an apply changed, so derived indexes on every replica can follow.
@@ -202,6 +205,25 @@ impl<S: StateMut> Ctx<'_, S> {
                     self.state.put_api_key(&key);
                 }
                 CommandOutcome::ApiKeyRevoked
+            }
+            Command::SetPlacement { table } => {
+                if let Err(e) = table.validate() {
+                    return rejected(format!("invalid placement table: {e}"), false);
+                }
+                let current = self.state.placement().map_or(0, |t| t.version);
+                if table.version <= current {
+                    return rejected(
+                        format!(
+                            "placement version {} is not newer than the current {current}",
+                            table.version
+                        ),
+                        false,
+                    );
+                }
+                self.state.put_placement(table);
+                CommandOutcome::PlacementSet {
+                    version: table.version,
+                }
             }
             Command::QuarantineChecked { bank, checks, at } => {
                 self.quarantine_checked(bank, checks, *at)
@@ -999,6 +1021,7 @@ mod tests {
         reviews: HashMap<BankName, ReviewState>,
         conflicts: BTreeMap<(BankName, u64), Conflict>,
         keys: HashMap<String, ApiKey>,
+        placement: Option<PlacementTable>,
     }
 
     impl StateMut for MemState {
@@ -1053,6 +1076,14 @@ mod tests {
 
         fn put_api_key(&mut self, key: &ApiKey) {
             self.keys.insert(key.id.clone(), key.clone());
+        }
+
+        fn placement(&self) -> Option<PlacementTable> {
+            self.placement.clone()
+        }
+
+        fn put_placement(&mut self, table: &PlacementTable) {
+            self.placement = Some(table.clone());
         }
     }
 
@@ -1697,5 +1728,43 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_placement_table_applies_only_over_an_older_one_and_only_when_valid() {
+        let mut state = MemState::default();
+        let first = PlacementTable::balanced(&[1, 2, 3], 4, 3).unwrap();
+        assert_eq!(
+            run(
+                &mut state,
+                Command::SetPlacement {
+                    table: first.clone()
+                }
+            ),
+            CommandOutcome::PlacementSet { version: 1 }
+        );
+        let grown = first.rebalanced(&[1, 2, 3, 4]).unwrap();
+        assert!(matches!(
+            run(
+                &mut state,
+                Command::SetPlacement {
+                    table: grown.clone()
+                }
+            ),
+            CommandOutcome::PlacementSet { version: 2 }
+        ));
+        // A leader that lost its place proposes an older table: it does not roll back.
+        assert!(matches!(
+            run(&mut state, Command::SetPlacement { table: first }),
+            CommandOutcome::Rejected { reason, .. } if reason.contains("not newer")
+        ));
+        let mut broken = grown.clone();
+        broken.version = 3;
+        broken.partitions[0] = vec![1, 1, 2];
+        assert!(matches!(
+            run(&mut state, Command::SetPlacement { table: broken }),
+            CommandOutcome::Rejected { reason, .. } if reason.contains("invalid placement")
+        ));
+        assert_eq!(state.placement, Some(grown));
     }
 }

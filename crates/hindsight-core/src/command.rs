@@ -5,6 +5,7 @@ use crate::bank::{BankConfig, BankName};
 use crate::history::HistoryEntry;
 use crate::id::MemoryId;
 use crate::memory::Memory;
+use crate::placement::PlacementTable;
 use crate::retrieval::{FeedbackOutcome, RecallId};
 use crate::review::{
     Conflict, ConflictResolution, CycleReport, DerivedMemory, MemoryChange, QuarantineCheck,
@@ -116,6 +117,11 @@ pub enum Command {
         items: Vec<WriteItem>,
         vectors: ItemVectors,
     },
+    /// Which nodes replicate each partition, decided by the metadata group's leader. Applies only
+    /// over an older version, so a leader that lost its place cannot roll back a newer table.
+    SetPlacement {
+        table: PlacementTable,
+    },
 }
 
 /// The vectors of a write's items, carried in its log entry.
@@ -212,6 +218,9 @@ pub enum CommandOutcome {
     QuarantineChecked {
         confirmed: Vec<MemoryId>,
         released: Vec<MemoryId>,
+    },
+    PlacementSet {
+        version: u64,
     },
 }
 

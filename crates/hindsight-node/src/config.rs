@@ -73,7 +73,16 @@ pub struct ClusterSection {
     /// The local IP node-to-node connections leave from; empty lets the OS choose. For hosts
     /// with several addresses where peers (or firewalls) expect one.
     pub source_ip: String,
+    /// Raft groups (partitions) that banks hash onto, beside the metadata group every node is
+    /// in; 0 keeps one group that every node fully replicates. Fixed once a cluster has placed
+    /// them: changing it would move most banks. See crates/hindsight-cluster/DESIGN.md.
+    pub partitions: u32,
+    /// Nodes each partition is replicated on (fewer while the cluster has fewer nodes).
+    pub replication: usize,
 }
+
+/// Each partition costs every replica a log, a state database and heartbeats.
+const MAX_PARTITIONS: u32 = 256;
 
 impl Default for ClusterSection {
     fn default() -> Self {
@@ -84,6 +93,8 @@ impl Default for ClusterSection {
             secret: String::new(),
             ca_file: String::new(),
             source_ip: String::new(),
+            partitions: 0,
+            replication: 3,
         }
     }
 }
@@ -476,6 +487,15 @@ impl NodeConfig {
                 "cluster.source_ip {:?} is not an IP address",
                 self.cluster.source_ip
             ));
+        }
+        if self.cluster.partitions > MAX_PARTITIONS {
+            return bad(format!(
+                "cluster.partitions = {} is more than {MAX_PARTITIONS}: each partition is a Raft group with its own log on every node that replicates it",
+                self.cluster.partitions
+            ));
+        }
+        if self.cluster.replication == 0 {
+            return bad("cluster.replication must be at least 1".into());
         }
         for seed in self.cluster.seeds() {
             if !hindsight_cluster::is_host_port(&seed) {

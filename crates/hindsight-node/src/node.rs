@@ -6,6 +6,7 @@ use std::time::Duration;
 use hindsight_cluster::{GrpcLeaderLink, GrpcNetwork, RaftGroups, RaftTransportService};
 use hindsight_core::auth::{ApiKey, Grant, Principal};
 use hindsight_core::command::{AccessHit, Command, CommandOutcome};
+use hindsight_core::placement::PlacementTable;
 use hindsight_core::recall::{RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::retrieval::{FeedbackOutcome, RecallId, RetrievalQuery};
 use hindsight_core::review::{Conflict, ResolutionOutcome};
@@ -28,6 +29,7 @@ use crate::integrity::Integrity;
 use crate::judging::{JudgeKind, LlmJudge};
 use crate::learning::FeedbackReport;
 use crate::listener::EffectRouter;
+use crate::partitions::{Partitions, PartitionsSetup};
 use crate::quota::Reservations;
 use crate::rate::RateLimiter;
 use crate::reflecting::{NodeReflector, ReflectReport};
@@ -40,6 +42,8 @@ use hindsight_review::reflect::TaskTrace;
 /// How long a request waits for a bank's indexes to catch up with the log before giving up.
 const INDEX_WAIT: Duration = Duration::from_secs(30);
 const ACCESS_FLUSH_EVERY: Duration = Duration::from_secs(5);
+/// How often a node with partitions checks them against the placement table.
+const PLACEMENT_CHECK_EVERY: Duration = Duration::from_secs(1);
 /// How long a shutdown waits to record the last access statistics: a few seconds
 /// of hints are not worth holding up a stop that has no quorum to commit them.
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(3);
@@ -59,6 +63,8 @@ struct Inner {
     cluster: RaftTransportService,
     /// Every group this node hosts, behind its one node-to-node gRPC service.
     raft_groups: RaftGroups,
+    /// The partition replicas placed here, when `cluster.partitions` is set.
+    partitions: Option<Arc<Partitions>>,
     context: Arc<BankContext>,
     supervisor: ActorRef<SupervisorMsg>,
     ready: AtomicBool,
@@ -156,6 +162,10 @@ impl Node {
             ..StoreConfig::default()
         };
         let (peers, transport_auth) = crate::cluster::peers(&config)?;
+        let partition_store_config = StoreConfig {
+            initialize_if_empty: false,
+            ..store_config.clone()
+        };
         let store = hindsight_store::open_cluster(
             &data_dir.join("raft"),
             store_config,
@@ -170,13 +180,25 @@ impl Node {
             store.raft().clone(),
             store.proposer().clone(),
             config.node.id,
-            peers,
-            transport_auth,
+            peers.clone(),
+            transport_auth.clone(),
         );
         raft_groups.insert(cluster.clone());
         if let Some(signer) = &signer {
             cluster.set_key_check(signer.fingerprint());
         }
+        let partitions = (config.cluster.partitions > 0).then(|| {
+            Arc::new(Partitions::new(PartitionsSetup {
+                partitions: config.cluster.partitions,
+                replication: config.cluster.replication,
+                root: data_dir.join("partitions"),
+                store_config: partition_store_config,
+                peers,
+                auth: transport_auth,
+                groups: raft_groups.clone(),
+                key_check: cluster.key_check().to_string(),
+            }))
+        });
 
         let (embedder, embedded_texts) = embedding::Counting::new(embedder);
         let context = Arc::new(BankContext {
@@ -203,6 +225,7 @@ impl Node {
                 store,
                 cluster,
                 raft_groups,
+                partitions,
                 context,
                 supervisor,
                 ready: AtomicBool::new(false),
@@ -714,6 +737,17 @@ impl Node {
         &self.inner.raft_groups
     }
 
+    /// The partition replicas placed on this node; `None` unless `cluster.partitions` is set.
+    pub fn partitions(&self) -> Option<&Partitions> {
+        self.inner.partitions.as_deref()
+    }
+
+    /// Which nodes replicate each partition, as this node's replica of the metadata group holds
+    /// it; `None` before the first placement (or without partitions).
+    pub fn placement(&self) -> Result<Option<PlacementTable>, NodeError> {
+        self.reader().placement().map_err(NodeError::internal)
+    }
+
     /// Makes requests that wait for this node's replica to catch up fail at once: the node is
     /// about to stop taking Raft traffic, so it would not catch up.
     pub fn begin_shutdown(&self) {
@@ -732,6 +766,9 @@ impl Node {
         // the shutdown up.
         let _ = tokio::time::timeout(SHUTDOWN_FLUSH_TIMEOUT, self.flush_access()).await;
         self.inner.reviewers.stop_all();
+        if let Some(partitions) = &self.inner.partitions {
+            partitions.close_all().await;
+        }
         let _ = self
             .inner
             .supervisor
@@ -983,6 +1020,18 @@ impl Node {
 
     fn spawn_background_tasks(&self) {
         let mut tasks = self.inner.tasks.lock();
+        if let Some(partitions) = self.inner.partitions.clone() {
+            let node = self.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut tick = tokio::time::interval(PLACEMENT_CHECK_EVERY);
+                loop {
+                    tick.tick().await;
+                    partitions
+                        .reconcile(&node.inner.store, &node.inner.cluster)
+                        .await;
+                }
+            }));
+        }
         let node = self.clone();
         tasks.push(tokio::spawn(async move {
             let mut tick = tokio::time::interval(ACCESS_FLUSH_EVERY);

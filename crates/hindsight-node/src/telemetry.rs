@@ -125,6 +125,22 @@ pub fn describe_metrics() {
     gauge!("hindsight_raft_node_id", "This node's Raft id.");
     gauge!("hindsight_raft_term", "Current Raft term.");
     gauge!(
+        "hindsight_placement_version",
+        "Version of the partition placement table in force; 0 when there is none."
+    );
+    gauge!(
+        "hindsight_partition_replicas",
+        "Partition replicas this node hosts."
+    );
+    gauge!(
+        "hindsight_partitions_led",
+        "Partitions this node's replica leads."
+    );
+    gauge!(
+        "hindsight_partitions_without_leader",
+        "Partitions hosted here whose replica knows no leader."
+    );
+    gauge!(
         "hindsight_raft_leader_id",
         "The Raft leader's id; 0 when there is none."
     );
@@ -605,6 +621,13 @@ impl Node {
         metrics::counter!("hindsight_raft_commands_proposed_total")
             .absolute(store.commands_proposed);
         metrics::gauge!("hindsight_store_size_bytes").set(store.size_on_disk_bytes as f64);
+        let placement = self.reader().placement().ok().flatten();
+        metrics::gauge!("hindsight_placement_version")
+            .set(placement.map_or(0.0, |t| t.version as f64));
+        let partitions = self.partitions().map(|p| p.counts()).unwrap_or_default();
+        metrics::gauge!("hindsight_partition_replicas").set(partitions.hosted as f64);
+        metrics::gauge!("hindsight_partitions_led").set(partitions.led as f64);
+        metrics::gauge!("hindsight_partitions_without_leader").set(partitions.leaderless as f64);
 
         // Replication progress is known on the leader only; elsewhere every follower's lag reads
         // 0, so that a former leader's last figures do not linger as an alert.

@@ -114,6 +114,9 @@ pub(crate) fn review_state(name: &BankName) -> Vec<u8> {
     join(&[REVIEW_PREFIX, name.as_str().as_bytes()])
 }
 
+/// The placement table, in the metadata group's state.
+pub(crate) const PLACEMENT: &[u8] = b"p";
+
 pub(crate) fn api_key(id: &str) -> Vec<u8> {
     join(&[API_KEY_PREFIX, id.as_bytes()])
 }

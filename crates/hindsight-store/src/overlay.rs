@@ -4,6 +4,7 @@ use std::ops::Bound;
 
 use hindsight_core::apply::StateMut;
 use hindsight_core::auth::ApiKey;
+use hindsight_core::placement::PlacementTable;
 use hindsight_core::{BankConfig, BankName, Conflict, HistoryEntry, Memory, MemoryId, ReviewState};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -228,6 +229,14 @@ impl StateMut for Overlay<'_> {
 
     fn put_api_key(&mut self, key: &ApiKey) {
         self.put("API key", keys::api_key(&key.id), key);
+    }
+
+    fn placement(&self) -> Option<PlacementTable> {
+        self.get_or_record("placement table", keys::PLACEMENT)
+    }
+
+    fn put_placement(&mut self, table: &PlacementTable) {
+        self.put("placement table", keys::PLACEMENT.to_vec(), table);
     }
 }
 

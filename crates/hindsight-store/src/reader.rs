@@ -2,6 +2,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use hindsight_core::auth::ApiKey;
+use hindsight_core::placement::PlacementTable;
 use hindsight_core::{BankConfig, BankName, Conflict, HistoryEntry, Memory, MemoryId, ReviewState};
 use serde::de::DeserializeOwned;
 use sled::{Db, Tree};
@@ -114,6 +115,11 @@ impl StateReader {
 
     pub fn api_key(&self, id: &str) -> Result<Option<ApiKey>, StoreError> {
         get(&self.shared.tree(), "API key", &keys::api_key(id))
+    }
+
+    /// Which nodes replicate each partition; `None` until the metadata group first decides.
+    pub fn placement(&self) -> Result<Option<PlacementTable>, StoreError> {
+        get(&self.shared.tree(), "placement table", keys::PLACEMENT)
     }
 
     /// Every API key, revoked ones included, by id.

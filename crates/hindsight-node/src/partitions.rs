@@ -1,0 +1,437 @@
+//! The partitions of a cluster with `cluster.partitions` set (stage 2 of ARCHITECTURE §4): Raft
+//! groups beside the metadata group, each replicated on the nodes the placement table names.
+//!
+//! Every node runs the same loop, once a second:
+//!
+//! - the metadata group's leader keeps the placement table in step with the metadata group's
+//!   voters: the first table when there is none, the rebalanced one after a node joined or left
+//!   (a crashed node stays a voter, so a crash moves nothing);
+//! - a node opens its replica of every partition the table places on it: empty, to be added by
+//!   the partition's leader, except in the first table, where the first replica starts the group;
+//! - the leader of each partition moves it towards the table: it adds each new replica (as a
+//!   learner that catches up, then a voter) before it removes an old one, so the group keeps a
+//!   quorum of caught-up replicas throughout;
+//! - a node closes, and deletes, its replica of a partition once the table no longer places the
+//!   partition here and the group no longer counts this node as a member, and every replica once
+//!   it left the metadata group.
+//!
+//! Banks do not live in partitions yet: the stores hold what is proposed to them directly
+//! ([`Partitions::propose`]). Routing a bank's commands to its partition comes next (see
+//! crates/hindsight-cluster/DESIGN.md).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use hindsight_cluster::pb::AddMemberRequest;
+use hindsight_cluster::{
+    ClusterStatus, GrpcLeaderLink, GrpcNetwork, Peers, RaftGroups, RaftTransportService,
+    TransportAuth,
+};
+use hindsight_core::command::{Command, CommandOutcome};
+use hindsight_core::placement::{group_of, PartitionId, PlacementTable};
+use hindsight_store::{NoopListener, ProposeOutcome, StoreConfig, StoreHandle};
+use parking_lot::Mutex;
+
+use crate::error::NodeError;
+
+/// This node's partition replicas, for the metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartitionCounts {
+    pub hosted: usize,
+    pub led: usize,
+    pub leaderless: usize,
+}
+
+/// One partition's replica on this node.
+struct Replica {
+    store: Arc<StoreHandle>,
+    service: RaftTransportService,
+    /// Set while this node, as the partition's leader, is changing its members.
+    moving: Arc<AtomicBool>,
+}
+
+/// The partition replicas this node hosts, and the loop that keeps them as the table says.
+pub struct Partitions {
+    node_id: u64,
+    partitions: u32,
+    replication: usize,
+    root: PathBuf,
+    /// Settings every partition's store starts from; each gets its own group id.
+    store_config: StoreConfig,
+    peers: Peers,
+    auth: TransportAuth,
+    groups: RaftGroups,
+    key_check: String,
+    replicas: Mutex<BTreeMap<PartitionId, Replica>>,
+    /// Opening and closing replicas happen one at a time.
+    changing: tokio::sync::Mutex<()>,
+}
+
+pub(crate) struct PartitionsSetup {
+    pub partitions: u32,
+    pub replication: usize,
+    pub root: PathBuf,
+    pub store_config: StoreConfig,
+    pub peers: Peers,
+    pub auth: TransportAuth,
+    pub groups: RaftGroups,
+    pub key_check: String,
+}
+
+impl Partitions {
+    pub(crate) fn new(setup: PartitionsSetup) -> Partitions {
+        Partitions {
+            node_id: setup.store_config.node_id,
+            partitions: setup.partitions,
+            replication: setup.replication,
+            root: setup.root,
+            store_config: setup.store_config,
+            peers: setup.peers,
+            auth: setup.auth,
+            groups: setup.groups,
+            key_check: setup.key_check,
+            replicas: Mutex::default(),
+            changing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The partitions this node holds a replica of, in order.
+    pub fn hosted(&self) -> Vec<PartitionId> {
+        self.replicas.lock().keys().copied().collect()
+    }
+
+    /// How many replicas this node hosts, leads, and sees without a leader.
+    pub fn counts(&self) -> PartitionCounts {
+        let statuses: Vec<ClusterStatus> = self
+            .replicas
+            .lock()
+            .values()
+            .map(|r| r.service.status())
+            .collect();
+        PartitionCounts {
+            hosted: statuses.len(),
+            led: statuses.iter().filter(|s| self.leads(s)).count(),
+            leaderless: statuses.iter().filter(|s| s.leader_id.is_none()).count(),
+        }
+    }
+
+    /// Partition `p`'s group as this node's replica sees it.
+    pub fn status(&self, p: PartitionId) -> Option<ClusterStatus> {
+        self.replicas.lock().get(&p).map(|r| r.service.status())
+    }
+
+    /// Proposes `command` to partition `p` through this node's replica (which forwards it to the
+    /// partition's leader when it does not lead).
+    pub async fn propose(
+        &self,
+        p: PartitionId,
+        command: Command,
+    ) -> Result<CommandOutcome, NodeError> {
+        let store = self
+            .replicas
+            .lock()
+            .get(&p)
+            .map(|r| r.store.clone())
+            .ok_or_else(|| {
+                NodeError::Unavailable(format!(
+                    "node {} holds no replica of partition {p}",
+                    self.node_id
+                ))
+            })?;
+        let ProposeOutcome { outcome, .. } = store
+            .propose(command)
+            .await
+            .map_err(|e| NodeError::Unavailable(format!("partition {p}: {e}")))?;
+        Ok(outcome)
+    }
+
+    /// One round of the loop described in the module's documentation.
+    pub(crate) async fn reconcile(&self, metadata: &StoreHandle, cluster: &RaftTransportService) {
+        if !self.hosted().is_empty()
+            && !cluster
+                .status()
+                .members
+                .iter()
+                .any(|m| m.node_id == self.node_id)
+        {
+            // This node left the cluster, and hears of no table after that. Its replicas go, so
+            // that a partition it led elects a leader among the nodes still in the cluster,
+            // which then moves the partition as the newest table says.
+            let _changing = self.changing.lock().await;
+            for p in self.hosted() {
+                self.close(p, true).await;
+            }
+            return;
+        }
+        if let Err(e) = self.keep_placement(metadata, cluster).await {
+            tracing::warn!(error = %e, "could not update the placement table");
+        }
+        let table = match metadata.reader().placement() {
+            Ok(Some(table)) => table,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the placement table");
+                return;
+            }
+        };
+        let _changing = self.changing.lock().await;
+        for p in table.partitions_of(self.node_id) {
+            if !self.replicas.lock().contains_key(&p) {
+                if let Err(e) = self.open(&table, p).await {
+                    tracing::warn!(partition = p, error = %e, "could not open a partition replica");
+                }
+            }
+        }
+        let addresses: BTreeMap<u64, String> = cluster
+            .status()
+            .members
+            .into_iter()
+            .map(|m| (m.node_id, m.address))
+            .collect();
+        for p in self.hosted() {
+            // The leader moves its partition even when the table moves it off this node: it
+            // removes itself last, once the new replicas vote.
+            let leading = self.move_if_leading(&table, p, &addresses);
+            if !leading && !table.hosts(self.node_id, p) && self.departed(&table, p).await {
+                self.close(p, true).await;
+            }
+        }
+    }
+
+    /// On the metadata group's leader: the table its voters call for, proposed when it differs
+    /// from the one in force.
+    async fn keep_placement(
+        &self,
+        metadata: &StoreHandle,
+        cluster: &RaftTransportService,
+    ) -> Result<(), NodeError> {
+        let status = cluster.status();
+        if !self.leads(&status) {
+            return Ok(());
+        }
+        let voters: Vec<u64> = status
+            .members
+            .iter()
+            .filter(|m| m.voter)
+            .map(|m| m.node_id)
+            .collect();
+        let current = metadata.reader().placement().map_err(NodeError::internal)?;
+        let target = match &current {
+            None => PlacementTable::balanced(&voters, self.partitions, self.replication),
+            Some(table) => table.rebalanced(&voters),
+        }
+        .map_err(|e| NodeError::internal(format!("placing partitions: {e}")))?;
+        if current.as_ref() == Some(&target) {
+            return Ok(());
+        }
+        if let Some(table) = &current {
+            if table.partition_count() != self.partitions {
+                tracing::warn!(
+                    configured = self.partitions,
+                    placed = table.partition_count(),
+                    "cluster.partitions differs from the placed table's; the table stays in force"
+                );
+            }
+        }
+        let version = target.version;
+        match metadata
+            .propose(Command::SetPlacement { table: target })
+            .await
+            .map_err(|e| NodeError::Unavailable(e.to_string()))?
+            .outcome
+        {
+            CommandOutcome::PlacementSet { .. } => {
+                tracing::info!(version, "placement table updated");
+                Ok(())
+            }
+            CommandOutcome::Rejected { reason, .. } => Err(NodeError::internal(reason)),
+            other => Err(NodeError::internal(format!("unexpected outcome {other:?}"))),
+        }
+    }
+
+    async fn open(&self, table: &PlacementTable, p: PartitionId) -> Result<(), NodeError> {
+        let group = group_of(p);
+        let peers = self.peers.for_group(group);
+        // Only the first table creates groups; a replica placed later starts empty and waits
+        // for the partition's leader to add it.
+        let first = table.version == 1 && table.replicas(p).first() == Some(&self.node_id);
+        let config = StoreConfig {
+            group_id: group,
+            initialize_if_empty: first,
+            ..self.store_config.clone()
+        };
+        let store = hindsight_store::open_cluster(
+            &self.dir(p),
+            config,
+            Arc::new(NoopListener),
+            GrpcNetwork::new(peers.clone()),
+            Arc::new(GrpcLeaderLink::new(peers.clone())),
+        )
+        .await
+        .map_err(|e| NodeError::Unavailable(format!("partition {p}'s store: {e}")))?;
+        let service = RaftTransportService::new(
+            store.raft().clone(),
+            store.proposer().clone(),
+            self.node_id,
+            peers,
+            self.auth.clone(),
+        );
+        service.set_key_check(self.key_check.clone());
+        self.groups.insert(service.clone());
+        self.replicas.lock().insert(
+            p,
+            Replica {
+                store: Arc::new(store),
+                service,
+                moving: Arc::default(),
+            },
+        );
+        tracing::info!(partition = p, group, "opened a partition replica");
+        Ok(())
+    }
+
+    /// On partition `p`'s leader: adds the replicas the table names and the group lacks, then
+    /// removes the ones it no longer names, this node last. Runs in the background, since adding
+    /// a replica waits for it to catch up; one change of a partition at a time. Returns whether
+    /// this node leads the partition.
+    fn move_if_leading(
+        &self,
+        table: &PlacementTable,
+        p: PartitionId,
+        addresses: &BTreeMap<u64, String>,
+    ) -> bool {
+        let (service, moving) = {
+            let replicas = self.replicas.lock();
+            let Some(replica) = replicas.get(&p) else {
+                return false;
+            };
+            (replica.service.clone(), replica.moving.clone())
+        };
+        let status = service.status();
+        if !self.leads(&status) {
+            return false;
+        }
+        let voters: BTreeSet<u64> = status
+            .members
+            .iter()
+            .filter(|m| m.voter)
+            .map(|m| m.node_id)
+            .collect();
+        let target: BTreeSet<u64> = table.replicas(p).iter().copied().collect();
+        if voters == target || moving.swap(true, Ordering::SeqCst) {
+            return true;
+        }
+        let additions: Vec<(u64, String)> = target
+            .difference(&voters)
+            .filter_map(|id| addresses.get(id).map(|a| (*id, a.clone())))
+            .collect();
+        let me = self.node_id;
+        let mut removals: Vec<u64> = voters.difference(&target).copied().collect();
+        removals.sort_by_key(|id| *id == me);
+        let key_check = self.key_check.clone();
+        tokio::spawn(async move {
+            let group = service.group_id();
+            for (id, address) in additions {
+                let request = AddMemberRequest {
+                    node_id: id,
+                    address,
+                    key_check: key_check.clone(),
+                    group_id: group,
+                };
+                match service.add_member(request).await {
+                    Ok(_) => tracing::info!(partition = p, node = id, "added a partition replica"),
+                    Err(e) => {
+                        tracing::warn!(partition = p, node = id, error = %e, "could not add a partition replica yet");
+                        moving.store(false, Ordering::SeqCst);
+                        return;
+                    }
+                }
+            }
+            // Removing waits until every addition is a voter, so the group never shrinks below
+            // the replicas the table asks for.
+            for id in removals {
+                match service.remove_member(id).await {
+                    Ok(_) => {
+                        tracing::info!(partition = p, node = id, "removed a partition replica")
+                    }
+                    Err(e) => {
+                        tracing::warn!(partition = p, node = id, error = %e, "could not remove a partition replica yet");
+                        break;
+                    }
+                }
+            }
+            moving.store(false, Ordering::SeqCst);
+        });
+        true
+    }
+
+    /// Whether partition `p`, which the table no longer places here, has let this replica go: the
+    /// group does not count this node any more, as this replica or a replica the table names sees
+    /// it. Until then this replica keeps serving, since the move may still need it.
+    async fn departed(&self, table: &PlacementTable, p: PartitionId) -> bool {
+        let Some(service) = self.replicas.lock().get(&p).map(|r| r.service.clone()) else {
+            return false;
+        };
+        let member =
+            |status: &ClusterStatus| status.members.iter().any(|m| m.node_id == self.node_id);
+        if !member(&service.status()) {
+            return true;
+        }
+        let addresses: Vec<String> = service
+            .status()
+            .members
+            .iter()
+            .filter(|m| table.replicas(p).contains(&m.node_id))
+            .map(|m| m.address.clone())
+            .collect();
+        for address in addresses {
+            if let Ok(status) = service.status_at(&address).await {
+                if status.leader_id.is_some() {
+                    return !member(&status);
+                }
+            }
+        }
+        false
+    }
+
+    /// Stops serving partition `p` here and closes its store; `delete` also removes its files.
+    async fn close(&self, p: PartitionId, delete: bool) {
+        self.groups.remove(group_of(p));
+        let Some(replica) = self.replicas.lock().remove(&p) else {
+            return;
+        };
+        replica.store.begin_shutdown();
+        if let Err(e) = replica.store.shutdown().await {
+            tracing::warn!(partition = p, error = %e, "partition store shutdown");
+        }
+        drop(replica);
+        if delete {
+            match std::fs::remove_dir_all(self.dir(p)) {
+                Ok(()) => tracing::info!(partition = p, "moved away; its replica here was deleted"),
+                Err(e) => {
+                    tracing::warn!(partition = p, error = %e, "could not delete a partition replica moved away")
+                }
+            }
+        }
+    }
+
+    /// Closes every replica, for the node's shutdown.
+    pub(crate) async fn close_all(&self) {
+        let _changing = self.changing.lock().await;
+        for p in self.hosted() {
+            self.close(p, false).await;
+        }
+    }
+
+    /// Whether this node leads the group `status` describes. A leader that removed itself still
+    /// names itself as the leader, as a learner, until it hears of another.
+    fn leads(&self, status: &ClusterStatus) -> bool {
+        status.leader_id == Some(self.node_id) && status.state == "Leader"
+    }
+
+    fn dir(&self, p: PartitionId) -> PathBuf {
+        self.root.join(format!("partition-{p}"))
+    }
+}
