@@ -36,6 +36,9 @@ use parking_lot::Mutex;
 
 use crate::error::NodeError;
 
+/// How long a partition's leader waits for a new replica to catch up before it tries again.
+const MOVE_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// This node's partition replicas, for the metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PartitionCounts {
@@ -177,7 +180,12 @@ impl Partitions {
             }
         };
         let _changing = self.changing.lock().await;
-        for p in table.partitions_of(self.node_id) {
+        // A replica on disk that the table no longer places here may still be a voter (the table
+        // changed while this node was down): it serves until its partition lets it go.
+        let mut wanted: BTreeSet<PartitionId> =
+            table.partitions_of(self.node_id).into_iter().collect();
+        wanted.extend(self.on_disk());
+        for p in wanted {
             if !self.replicas.lock().contains_key(&p) {
                 if let Err(e) = self.open(&table, p).await {
                     tracing::warn!(partition = p, error = %e, "could not open a partition replica");
@@ -319,8 +327,9 @@ impl Partitions {
             .filter(|m| m.voter)
             .map(|m| m.node_id)
             .collect();
+        let members: BTreeSet<u64> = status.members.iter().map(|m| m.node_id).collect();
         let target: BTreeSet<u64> = table.replicas(p).iter().copied().collect();
-        if voters == target || moving.swap(true, Ordering::SeqCst) {
+        if (voters == target && members == target) || moving.swap(true, Ordering::SeqCst) {
             return true;
         }
         let additions: Vec<(u64, String)> = target
@@ -328,7 +337,9 @@ impl Partitions {
             .filter_map(|id| addresses.get(id).map(|a| (*id, a.clone())))
             .collect();
         let me = self.node_id;
-        let mut removals: Vec<u64> = voters.difference(&target).copied().collect();
+        // Learners too: one added for a table that has changed since would go on receiving the
+        // log.
+        let mut removals: Vec<u64> = members.difference(&target).copied().collect();
         removals.sort_by_key(|id| *id == me);
         let key_check = self.key_check.clone();
         tokio::spawn(async move {
@@ -340,10 +351,19 @@ impl Partitions {
                     key_check: key_check.clone(),
                     group_id: group,
                 };
-                match service.add_member(request).await {
-                    Ok(_) => tracing::info!(partition = p, node = id, "added a partition replica"),
-                    Err(e) => {
+                // A replica that is down does not catch up: give up for now (it stays a learner)
+                // and try again on a later round, which may also follow a newer table.
+                match tokio::time::timeout(MOVE_STEP_TIMEOUT, service.add_member(request)).await {
+                    Ok(Ok(_)) => {
+                        tracing::info!(partition = p, node = id, "added a partition replica")
+                    }
+                    Ok(Err(e)) => {
                         tracing::warn!(partition = p, node = id, error = %e, "could not add a partition replica yet");
+                        moving.store(false, Ordering::SeqCst);
+                        return;
+                    }
+                    Err(_) => {
+                        tracing::warn!(partition = p, node = id, "a new partition replica did not catch up in {MOVE_STEP_TIMEOUT:?}; trying again later");
                         moving.store(false, Ordering::SeqCst);
                         return;
                     }
@@ -429,6 +449,23 @@ impl Partitions {
     /// names itself as the leader, as a learner, until it hears of another.
     fn leads(&self, status: &ClusterStatus) -> bool {
         status.leader_id == Some(self.node_id) && status.state == "Leader"
+    }
+
+    /// The partitions with a replica directory here.
+    fn on_disk(&self) -> Vec<PartitionId> {
+        let Ok(entries) = std::fs::read_dir(&self.root) else {
+            return vec![];
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_prefix("partition-")?
+                    .parse()
+                    .ok()
+            })
+            .collect()
     }
 
     fn dir(&self, p: PartitionId) -> PathBuf {
