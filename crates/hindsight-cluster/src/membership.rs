@@ -32,6 +32,15 @@ pub struct ClusterStatus {
 }
 
 impl ClusterStatus {
+    /// The ids of the members that vote, in order.
+    pub fn voters(&self) -> BTreeSet<u64> {
+        self.members
+            .iter()
+            .filter(|m| m.voter)
+            .map(|m| m.node_id)
+            .collect()
+    }
+
     pub(crate) fn of(metrics: &RaftMetrics<u64, BasicNode>, group_id: u64) -> ClusterStatus {
         let membership = metrics.membership_config.membership();
         let voters: BTreeSet<u64> = membership.voter_ids().collect();

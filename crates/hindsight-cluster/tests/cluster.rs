@@ -191,15 +191,8 @@ async fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> boo
     }
 }
 
-fn voters(member: &Member) -> Vec<u64> {
-    member
-        .node
-        .cluster_status()
-        .members
-        .iter()
-        .filter(|m| m.voter)
-        .map(|m| m.node_id)
-        .collect()
+fn voters(member: &Member) -> BTreeSet<u64> {
+    member.node.cluster_status().voters()
 }
 
 /// Three nodes: node 1 starts the cluster, 2 and 3 join through it.
@@ -519,7 +512,7 @@ async fn a_node_that_signs_with_another_key_is_refused_at_join() {
             .contains("signs records with another key"),
         "{refused}"
     );
-    assert_eq!(voters(&first), vec![1]);
+    assert_eq!(voters(&first), BTreeSet::from([1]));
     assert_eq!(first.node.cluster_status().members.len(), 1);
     stop_all(vec![stranger, first]).await;
 }
@@ -899,16 +892,6 @@ async fn wait_for_banks(host: &GroupHost, group: u64, expected: &[&str]) {
     .await;
 }
 
-fn group_voters(service: &RaftTransportService) -> BTreeSet<u64> {
-    service
-        .status()
-        .members
-        .iter()
-        .filter(|m| m.voter)
-        .map(|m| m.node_id)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn raft_groups_share_one_transport_and_a_group_moves_to_another_node() {
     let _turn = watchdog(
@@ -980,7 +963,7 @@ async fn raft_groups_share_one_transport_and_a_group_moves_to_another_node() {
     wait_for_banks(&hosts[1], 1, &["alpha", "gamma"]).await;
     wait_for_banks(&hosts[2], 1, &["alpha", "gamma"]).await;
     wait_until("group 1's voters to be hosts 2 and 3", STEP_LIMIT, || {
-        group_voters(&staying) == BTreeSet::from([2, 3])
+        staying.status().voters() == BTreeSet::from([2, 3])
     })
     .await;
     assert_eq!(hosts[0].groups.group_ids(), Vec::<u64>::new());
@@ -988,7 +971,7 @@ async fn raft_groups_share_one_transport_and_a_group_moves_to_another_node() {
     // The move left the other group alone.
     assert_eq!(hosts[2].banks(2), vec!["beta".to_string()]);
     assert_eq!(
-        group_voters(&hosts[2].groups.get(2).unwrap()),
+        hosts[2].groups.get(2).unwrap().status().voters(),
         BTreeSet::from([2, 3])
     );
 
@@ -1041,13 +1024,7 @@ fn placed(members: &[Member], expected: &BTreeSet<u64>) -> Result<(), String> {
             .filter_map(|m| m.node.partitions().unwrap().status(p))
             .find(|s| s.leader_id == Some(s.node_id))
             .ok_or(format!("partition {p} has no leader among the live nodes"))?;
-        let voters: BTreeSet<u64> = leader_view
-            .members
-            .iter()
-            .filter(|m| m.voter)
-            .map(|m| m.node_id)
-            .collect();
-        if voters != replicas || leader_view.members.len() != replicas.len() {
+        if leader_view.voters() != replicas || leader_view.members.len() != replicas.len() {
             return Err(format!(
                 "partition {p}'s members are {:?}, the table says {replicas:?}",
                 leader_view.members

@@ -219,12 +219,7 @@ impl Partitions {
         if !self.leads(&status) {
             return Ok(());
         }
-        let voters: Vec<u64> = status
-            .members
-            .iter()
-            .filter(|m| m.voter)
-            .map(|m| m.node_id)
-            .collect();
+        let voters: Vec<u64> = status.voters().into_iter().collect();
         let current = metadata.reader().placement().map_err(NodeError::internal)?;
         let target = match &current {
             None => PlacementTable::balanced(&voters, self.partitions, self.replication),
@@ -321,12 +316,7 @@ impl Partitions {
         if !self.leads(&status) {
             return false;
         }
-        let voters: BTreeSet<u64> = status
-            .members
-            .iter()
-            .filter(|m| m.voter)
-            .map(|m| m.node_id)
-            .collect();
+        let voters = status.voters();
         let members: BTreeSet<u64> = status.members.iter().map(|m| m.node_id).collect();
         let target: BTreeSet<u64> = table.replicas(p).iter().copied().collect();
         if (voters == target && members == target) || moving.swap(true, Ordering::SeqCst) {
@@ -396,11 +386,11 @@ impl Partitions {
         };
         let member =
             |status: &ClusterStatus| status.members.iter().any(|m| m.node_id == self.node_id);
-        if !member(&service.status()) {
+        let status = service.status();
+        if !member(&status) {
             return true;
         }
-        let addresses: Vec<String> = service
-            .status()
+        let addresses: Vec<String> = status
             .members
             .iter()
             .filter(|m| table.replicas(p).contains(&m.node_id))
