@@ -6,7 +6,9 @@ use tonic::{Request, Response, Status};
 use hindsight_core::auth::Right;
 
 use crate::access::{principal, require};
+use crate::gateway::{bank_partition, forward_to_owners};
 use crate::pb;
+use crate::pb::bank_service_client::BankServiceClient;
 use crate::pb::bank_service_server::BankService;
 use crate::status::{from_node, invalid};
 
@@ -32,6 +34,12 @@ impl BankService for BankApi {
         &self,
         request: Request<pb::CreateBankRequest>,
     ) -> Result<Response<pb::CreateBankResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().name),
+            BankServiceClient::create_bank
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let name = bank_name(&request.name)?;
@@ -55,6 +63,12 @@ impl BankService for BankApi {
         &self,
         request: Request<pb::GetBankRequest>,
     ) -> Result<Response<pb::GetBankResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().name),
+            BankServiceClient::get_bank
+        );
         let caller = principal(&self.node, &request)?;
         let name = bank_name(&request.into_inner().name)?;
         require(&caller, Right::Read, &name)?;
@@ -71,15 +85,37 @@ impl BankService for BankApi {
         let caller = principal(&self.node, &request)?;
         let mut banks = self.node.list_banks().await.map_err(from_node)?;
         banks.retain(|b| caller.may(Right::Read, &b.config.name));
-        Ok(Response::new(pb::ListBanksResponse {
-            banks: banks.iter().map(pb::BankInfo::from).collect(),
-        }))
+        let mut banks: Vec<pb::BankInfo> = banks.iter().map(pb::BankInfo::from).collect();
+        // With partitions, the banks of the partitions held elsewhere come from their owners
+        // (who check the caller's rights themselves).
+        for listed in
+            crate::gateway::from_other_partitions(
+                &self.node,
+                &request,
+                |channel, handed| async move {
+                    BankServiceClient::new(channel).list_banks(handed).await
+                },
+            )
+            .await?
+        {
+            banks.extend(listed.into_inner().banks);
+        }
+        let name = |info: &pb::BankInfo| info.bank.as_ref().map(|b| b.name.clone());
+        banks.sort_by_key(name);
+        banks.dedup_by(|a, b| name(a) == name(b));
+        Ok(Response::new(pb::ListBanksResponse { banks }))
     }
 
     async fn update_bank(
         &self,
         request: Request<pb::UpdateBankRequest>,
     ) -> Result<Response<pb::UpdateBankResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().name),
+            BankServiceClient::update_bank
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let name = bank_name(&request.name)?;
@@ -103,6 +139,12 @@ impl BankService for BankApi {
         &self,
         request: Request<pb::DeleteBankRequest>,
     ) -> Result<Response<pb::DeleteBankResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().name),
+            BankServiceClient::delete_bank
+        );
         let caller = principal(&self.node, &request)?;
         let name = bank_name(&request.into_inner().name)?;
         require(&caller, Right::Admin, &name)?;
@@ -116,6 +158,12 @@ impl BankService for BankApi {
         &self,
         request: Request<pb::ExportBankRequest>,
     ) -> Result<Response<pb::ExportBankResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().name),
+            BankServiceClient::export_bank
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let name = bank_name(&request.name)?;
@@ -142,6 +190,12 @@ impl BankService for BankApi {
         &self,
         request: Request<pb::ImportBankRequest>,
     ) -> Result<Response<pb::ImportBankResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().name),
+            BankServiceClient::import_bank
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let name = bank_name(&request.name)?;

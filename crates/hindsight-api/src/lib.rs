@@ -8,6 +8,7 @@ mod client_error;
 mod console;
 mod convert;
 mod error;
+mod gateway;
 mod grpc_metrics;
 pub mod http;
 mod memory_service;

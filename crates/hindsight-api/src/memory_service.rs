@@ -8,6 +8,7 @@ use hindsight_core::auth::Right;
 use crate::access::{principal, require, require_on_memory};
 use crate::convert::opt_time;
 use crate::convert::retrieval::recall_id;
+use crate::gateway::{bank_partition, forward_to_owners, memory_partition};
 use crate::pb;
 use crate::pb::memory_service_client::MemoryServiceClient;
 use crate::pb::memory_service_server::MemoryService;
@@ -34,6 +35,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::WriteRequest>,
     ) -> Result<Response<pb::WriteResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().bank),
+            MemoryServiceClient::write
+        );
         let caller = principal(&self.node, &request)?;
         let request: WriteRequest = parse(request.into_inner())?;
         require(&caller, Right::Write, &request.bank)?;
@@ -45,6 +52,16 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::WriteBatchRequest>,
     ) -> Result<Response<pb::WriteBatchResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            request
+                .get_ref()
+                .items
+                .first()
+                .and_then(|item| bank_partition(&self.node, &item.bank)),
+            MemoryServiceClient::write_batch
+        );
         let caller = principal(&self.node, &request)?;
         let requests = request
             .into_inner()
@@ -69,6 +86,16 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::RecallRequest>,
     ) -> Result<Response<pb::RecallResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            request
+                .get_ref()
+                .banks
+                .first()
+                .and_then(|bank| bank_partition(&self.node, bank)),
+            MemoryServiceClient::recall
+        );
         let caller = principal(&self.node, &request)?;
         let request: RecallRequest = parse(request.into_inner())?;
         // Every bank of a recall over several is checked: one without the right refuses it all.
@@ -87,6 +114,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::GetRequest>,
     ) -> Result<Response<pb::GetResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            memory_partition(&self.node, &request.get_ref().id),
+            MemoryServiceClient::get
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let id: MemoryId = request.id.parse().map_err(invalid)?;
@@ -107,6 +140,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::TraceRequest>,
     ) -> Result<Response<pb::TraceResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            memory_partition(&self.node, &request.get_ref().id),
+            MemoryServiceClient::trace
+        );
         let caller = principal(&self.node, &request)?;
         let id: MemoryId = request.into_inner().id.parse().map_err(invalid)?;
         let trace = self.node.trace(id).await.map_err(from_node)?;
@@ -118,6 +157,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ForgetRequest>,
     ) -> Result<Response<pb::ForgetResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            memory_partition(&self.node, &request.get_ref().id),
+            MemoryServiceClient::forget
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let id: MemoryId = request.id.parse().map_err(invalid)?;
@@ -141,16 +186,18 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ReviewRequest>,
     ) -> Result<Response<pb::ReviewResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().bank),
+            MemoryServiceClient::review
+        );
         let caller = principal(&self.node, &request)?;
         // Reviewers run on the leader, where the scheduled cycles run too: two reviewers of one
         // bank could each judge the same pair. A follower hands the request over, credentials and
         // all; the leader checks them again.
-        if let Some((leader, channel)) = self
-            .node
-            .cluster()
-            .leader_channel()
-            .map_err(|e| from_node(e.into()))?
-        {
+        let bank: BankName = request.get_ref().bank.parse().map_err(invalid)?;
+        if let Some((leader, channel)) = self.node.bank_leader_channel(&bank).map_err(from_node)? {
             let mut forwarded = tonic::Request::new(request.get_ref().clone());
             if let Some(key) = request.metadata().get("authorization") {
                 forwarded
@@ -168,7 +215,6 @@ impl MemoryService for MemoryApi {
                 });
         }
         let request = request.into_inner();
-        let bank: BankName = request.bank.parse().map_err(invalid)?;
         require(&caller, Right::Write, &bank)?;
         let as_of = opt_time(request.as_of.as_deref()).map_err(invalid)?;
         let report = self.node.review(bank, as_of).await.map_err(from_node)?;
@@ -179,6 +225,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ReflectRequest>,
     ) -> Result<Response<pb::ReflectResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().bank),
+            MemoryServiceClient::reflect
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let bank: BankName = request.bank.parse().map_err(invalid)?;
@@ -196,6 +248,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ListMemoriesRequest>,
     ) -> Result<Response<pb::ListMemoriesResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().bank),
+            MemoryServiceClient::list_memories
+        );
         const STATUSES: &[&str] = &[
             "active",
             "superseded",
@@ -257,6 +315,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ListConflictsRequest>,
     ) -> Result<Response<pb::ListConflictsResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().bank),
+            MemoryServiceClient::list_conflicts
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let bank: BankName = request.bank.parse().map_err(invalid)?;
@@ -275,6 +339,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::ResolveConflictRequest>,
     ) -> Result<Response<pb::ResolveConflictResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            bank_partition(&self.node, &request.get_ref().bank),
+            MemoryServiceClient::resolve_conflict
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let bank: BankName = request.bank.parse().map_err(invalid)?;
@@ -296,6 +366,12 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::FeedbackRequest>,
     ) -> Result<Response<pb::FeedbackResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            memory_partition(&self.node, &request.get_ref().memory_id),
+            MemoryServiceClient::feedback
+        );
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let recall = recall_id(&request.recall_id).map_err(invalid)?;

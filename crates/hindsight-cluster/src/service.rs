@@ -247,6 +247,12 @@ impl RaftTransportService {
         }
     }
 
+    /// The (shared, lazily connected) channel to the node at `addr`, which serves the public API
+    /// on the same port as this service.
+    pub fn channel_to(&self, addr: &str) -> Result<tonic::transport::Channel, ClusterError> {
+        self.inner.peers.channel(addr)
+    }
+
     /// Where review hints sent to this node go while it leads.
     pub fn on_review_hint(&self, sink: ReviewHintSink) {
         let _ = self.inner.review_hints.set(sink);

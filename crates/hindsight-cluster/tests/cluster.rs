@@ -10,12 +10,15 @@ use std::time::{Duration, Instant};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use hindsight_api::pb;
+use hindsight_api::pb::memory_service_client::MemoryServiceClient;
 use hindsight_cluster::pb::raft_transport_client::RaftTransportClient;
 use hindsight_cluster::pb::{ClusterStatusRequest, RaftMessage};
 use hindsight_cluster::{
     GrpcLeaderLink, GrpcNetwork, Peers, PeersConfig, RaftGroups, RaftTransportService,
     TransportAuth, SECRET_HEADER,
 };
+use hindsight_core::placement::partition_of;
 use hindsight_core::{
     BankConfig, BankName, Command, Consistency, MemoryId, Provenance, RecallRequest, SourceKind,
     Status, Timestamp, WriteRequest,
@@ -1048,22 +1051,109 @@ async fn wait_placed(members: &[Member], expected: &[u64]) {
     }
 }
 
-/// Proposes a bank's creation to partition `p` through the first live replica of it, within
-/// `limit`: whether the partition took a write.
-async fn partition_takes_a_write(members: &[Member], p: u32, name: &str, limit: Duration) -> bool {
-    let Some(replica) = members
-        .iter()
-        .find(|m| m.node.partitions().unwrap().hosted().contains(&p))
-    else {
-        return false;
+/// A bank name, starting with `tag`, that lives in partition `p`.
+fn bank_in_partition(p: u32, tag: &str) -> String {
+    (0..)
+        .map(|i| format!("{tag}/{i}"))
+        .find(|name| partition_of(name, PARTITIONS) == p)
+        .expect("some name lands in every partition")
+}
+
+/// A gRPC client of `member`'s public API.
+async fn public_client(member: &Member) -> MemoryServiceClient<tonic::transport::Channel> {
+    MemoryServiceClient::connect(format!("http://{}", member.grpc))
+        .await
+        .expect("the public API answers")
+}
+
+/// Writes one memory into a bank of partition `p` through the public API of a live node that
+/// holds no replica of `p` (so through the gateway) when there is one, and reads it back through
+/// another node, all within `limit`: whether the partition's banks are writable and readable.
+/// Returns the memory's id and content when they are.
+async fn partition_takes_a_write(
+    members: &[Member],
+    p: u32,
+    tag: &str,
+    limit: Duration,
+) -> Option<(String, String)> {
+    let hosts = |m: &Member| m.node.partitions().unwrap().hosted().contains(&p);
+    let entry = members.iter().find(|m| !hosts(m)).unwrap_or(&members[0]);
+    let reader = members.iter().find(|m| m.id != entry.id).unwrap_or(entry);
+    let bank = bank_in_partition(p, tag);
+    let content = format!("partition {p} remembers {tag}");
+    let round_trip = async {
+        let written = public_client(entry)
+            .await
+            .write(pb::WriteRequest {
+                bank: bank.clone(),
+                content: content.clone(),
+                provenance: Some(pb::Provenance {
+                    source: "user".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| eprintln!("partition {p}: write through node {}: {e}", entry.id))
+            .ok()?
+            .into_inner();
+        let read = public_client(reader)
+            .await
+            .get(pb::GetRequest {
+                id: written.id.clone(),
+                consistency: None,
+            })
+            .await
+            .map_err(|e| eprintln!("partition {p}: read through node {}: {e}", reader.id))
+            .ok()?
+            .into_inner();
+        Some((written.id, read.memory?.content))
     };
-    let config = BankConfig::new(name.parse().unwrap(), Timestamp::now());
-    let proposal = replica
-        .node
-        .partitions()
-        .unwrap()
-        .propose(p, Command::CreateBank { config });
-    matches!(tokio::time::timeout(limit, proposal).await, Ok(Ok(_)))
+    match tokio::time::timeout(limit, round_trip).await {
+        Ok(Some((id, read))) => {
+            assert_eq!(
+                read, content,
+                "the memory read back through node {}",
+                reader.id
+            );
+            Some((id, content))
+        }
+        _ => None,
+    }
+}
+
+/// Whether every memory in `written` reads back through every member's public API, and lives
+/// only on the nodes that hold its partition.
+async fn all_read_back(members: &[Member], written: &[(String, String)]) {
+    for member in members {
+        let mut client = public_client(member).await;
+        for (id, content) in written {
+            let read = within(
+                &format!("memory {id} to read back through node {}", member.id),
+                STEP_LIMIT,
+                client.get(pb::GetRequest {
+                    id: id.clone(),
+                    consistency: None,
+                }),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("memory {id} through node {}: {e}", member.id))
+            .into_inner();
+            assert_eq!(read.memory.map(|m| m.content).as_ref(), Some(content));
+            let p = member
+                .node
+                .partition_of_memory(id.parse().unwrap())
+                .unwrap();
+            let local = member.node.get(id.parse().unwrap()).await;
+            let hosted = member.node.partitions().unwrap().hosted().contains(&p);
+            assert_eq!(
+                local.is_ok(),
+                hosted,
+                "node {} holds memory {id} of partition {p} itself: {local:?}",
+                member.id
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -1094,23 +1184,28 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
             member.id
         );
     }
+    let mut written = vec![];
     for p in 0..PARTITIONS {
-        assert!(
-            partition_takes_a_write(&members, p, &format!("p{p}/all-up"), STEP_LIMIT).await,
-            "partition {p} takes writes with every node up"
+        written.push(
+            partition_takes_a_write(&members, p, "all-up", STEP_LIMIT)
+                .await
+                .unwrap_or_else(|| panic!("partition {p} takes writes with every node up")),
         );
     }
+    all_read_back(&members, &written).await;
 
     // One node down: every partition keeps two of its three replicas.
     let fifth = members.pop().unwrap();
     let fifth_grpc = fifth.grpc;
     fifth.stop().await;
     for p in 0..PARTITIONS {
-        assert!(
-            partition_takes_a_write(&members, p, &format!("p{p}/one-down"), STEP_LIMIT).await,
-            "partition {p} takes writes with node 5 down"
+        written.push(
+            partition_takes_a_write(&members, p, "one-down", STEP_LIMIT)
+                .await
+                .unwrap_or_else(|| panic!("partition {p} takes writes with node 5 down")),
         );
     }
+    all_read_back(&members, &written).await;
 
     // Two down: a partition with a replica on both has lost its majority, the others have not.
     let fourth = members.pop().unwrap();
@@ -1127,9 +1222,12 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
         } else {
             STEP_LIMIT
         };
-        let took = partition_takes_a_write(&members, p, &format!("p{p}/two-down"), limit).await;
+        let took = partition_takes_a_write(&members, p, "two-down", limit).await;
+        if let Some(memory) = &took {
+            written.push(memory.clone());
+        }
         assert_eq!(
-            took,
+            took.is_some(),
             !lost.contains(&p),
             "partition {p} (replicas {:?}) with nodes 4 and 5 down",
             table.replicas(p)
@@ -1141,11 +1239,15 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
         .push(Member::start_with(root.path(), 4, Some(fourth_grpc), None, with_partitions).await);
     members.push(Member::start_with(root.path(), 5, Some(fifth_grpc), None, with_partitions).await);
     for p in 0..PARTITIONS {
-        assert!(
-            partition_takes_a_write(&members, p, &format!("p{p}/back"), STEP_LIMIT).await,
-            "partition {p} takes writes once nodes 4 and 5 are back"
+        written.push(
+            partition_takes_a_write(&members, p, "back", STEP_LIMIT)
+                .await
+                .unwrap_or_else(|| {
+                    panic!("partition {p} takes writes once nodes 4 and 5 are back")
+                }),
         );
     }
+    all_read_back(&members, &written).await;
 
     // A sixth node joins: it gets its share of replicas, each moved while its partition serves.
     members.push(Member::start_with(root.path(), 6, None, Some(seed), with_partitions).await);
@@ -1154,11 +1256,13 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
     assert!(grown.version > table.version);
     assert_eq!(grown.partitions_of(6).len(), 3, "18 replicas over 6 nodes");
     for p in grown.partitions_of(6) {
-        assert!(
-            partition_takes_a_write(&members, p, &format!("p{p}/grown"), STEP_LIMIT).await,
-            "partition {p} takes writes after moving onto node 6"
+        written.push(
+            partition_takes_a_write(&members, p, "grown", STEP_LIMIT)
+                .await
+                .unwrap_or_else(|| panic!("partition {p} takes writes after moving onto node 6")),
         );
     }
+    all_read_back(&members, &written).await;
 
     // Node 1 leaves the cluster: its replicas move to the other nodes.
     within(
@@ -1172,10 +1276,12 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
     wait_placed(&members, &[2, 3, 4, 5, 6]).await;
     departed.stop().await;
     for p in 0..PARTITIONS {
-        assert!(
-            partition_takes_a_write(&members, p, &format!("p{p}/shrunk"), STEP_LIMIT).await,
-            "partition {p} takes writes after node 1 left"
+        written.push(
+            partition_takes_a_write(&members, p, "shrunk", STEP_LIMIT)
+                .await
+                .unwrap_or_else(|| panic!("partition {p} takes writes after node 1 left")),
         );
     }
+    all_read_back(&members, &written).await;
     stop_all(members).await;
 }

@@ -55,6 +55,22 @@ pub fn partition_of(bank: &str, partitions: u32) -> PartitionId {
     jump_consistent_hash(fnv1a_64(bank.as_bytes()), partitions.max(1))
 }
 
+/// How many low bits of a memory id name its partition when a cluster has partitions.
+const PARTITION_ID_BITS: u32 = 16;
+
+/// `id` with its lowest bits replaced by partition `p`, so that any node can tell which partition
+/// holds a memory from its id alone (get, trace, forget and feedback name a memory, not its bank).
+/// The bits replaced are random ones; the creation time in the high bits, and so the id order, stay.
+pub fn id_in_partition(id: crate::MemoryId, p: PartitionId) -> crate::MemoryId {
+    let mask = (1u128 << PARTITION_ID_BITS) - 1;
+    crate::MemoryId((id.0 & !mask) | (u128::from(p) & mask))
+}
+
+/// The partition named by a memory id that [`id_in_partition`] made.
+pub fn partition_of_memory(id: crate::MemoryId) -> PartitionId {
+    (id.0 & ((1u128 << PARTITION_ID_BITS) - 1)) as PartitionId
+}
+
 /// FNV-1a, 64-bit. Chosen because it is tiny, has a published specification and test vectors, and
 /// so can be reproduced exactly by any client that wants to route a bank itself.
 fn fnv1a_64(bytes: &[u8]) -> u64 {
@@ -955,5 +971,15 @@ mod tests {
             };
             assert_eq!(empty.validate(), Err(PlacementError::ZeroPartitions));
         }
+    }
+    #[test]
+    fn a_memory_id_names_its_partition_and_keeps_its_time() {
+        let id = crate::MemoryId::new(1_800_000_000_000, u128::MAX);
+        let tagged = id_in_partition(id, 37);
+        assert_eq!(partition_of_memory(tagged), 37);
+        assert_eq!(tagged.0 >> 80, id.0 >> 80, "the creation time is kept");
+        let later = id_in_partition(crate::MemoryId::new(1_800_000_000_001, 0), 0);
+        assert!(later > tagged, "ids still sort by creation time");
+        assert_eq!(partition_of_memory(id_in_partition(tagged, 255)), 255);
     }
 }

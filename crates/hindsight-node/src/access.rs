@@ -101,7 +101,7 @@ impl Authenticator {
         let (id, secret) =
             split_key(token).map_err(|e| NodeError::Unauthenticated(e.to_string()))?;
         let key = node
-            .reader()
+            .metadata_reader()
             .api_key(id)
             .map_err(NodeError::internal)?
             .ok_or_else(|| NodeError::Unauthenticated(format!("unknown API key {id}")))?;
@@ -189,7 +189,7 @@ pub async fn create_key(
         revoked_at: None,
     };
     let (_, outcome) = node
-        .propose(Command::CreateApiKey {
+        .propose_metadata(Command::CreateApiKey {
             key: record.clone(),
         })
         .await?;
@@ -209,14 +209,14 @@ pub async fn create_key(
 
 pub async fn revoke_key(node: &Node, id: &str) -> Result<ApiKey, NodeError> {
     let (_, outcome) = node
-        .propose(Command::RevokeApiKey {
+        .propose_metadata(Command::RevokeApiKey {
             id: id.trim().to_string(),
             at: Timestamp::now(),
         })
         .await?;
     match outcome {
         CommandOutcome::ApiKeyRevoked => node
-            .reader()
+            .metadata_reader()
             .api_key(id.trim())
             .map_err(NodeError::internal)?
             .ok_or_else(|| NodeError::internal("revoked key vanished")),

@@ -18,7 +18,8 @@ pub async fn list(
     bank: &BankName,
     include_resolved: bool,
 ) -> Result<Vec<Conflict>, NodeError> {
-    if node
+    let home = node.home_of_bank(bank)?;
+    if home
         .reader()
         .bank(bank)
         .map_err(NodeError::internal)?
@@ -26,7 +27,7 @@ pub async fn list(
     {
         return Err(NodeError::NotFound(format!("bank {bank} does not exist")));
     }
-    let conflicts = node.reader().conflicts(bank).map_err(NodeError::internal)?;
+    let conflicts = home.reader().conflicts(bank).map_err(NodeError::internal)?;
     Ok(conflicts
         .into_iter()
         .filter(|c| include_resolved || c.resolution.is_none())
@@ -40,7 +41,8 @@ pub async fn resolve(
     outcome: ResolutionOutcome,
     note: String,
 ) -> Result<(Conflict, Vec<MemoryId>), NodeError> {
-    let conflict = node
+    let home = node.home_of_bank(&bank)?;
+    let conflict = home
         .reader()
         .conflict(&bank, id)
         .map_err(NodeError::internal)?
@@ -51,7 +53,7 @@ pub async fn resolve(
         )));
     }
     let memory = |id: MemoryId| -> Result<Memory, NodeError> {
-        node.reader()
+        home.reader()
             .memory(id)
             .map_err(NodeError::internal)?
             .ok_or_else(|| NodeError::NotFound(format!("memory {id} no longer exists")))
@@ -101,12 +103,15 @@ pub async fn resolve(
         note,
     };
     let (log_index, result) = node
-        .propose(Command::ResolveConflict {
-            bank: bank.clone(),
-            id,
-            resolution,
-            changes,
-        })
+        .propose_to(
+            &home,
+            Command::ResolveConflict {
+                bank: bank.clone(),
+                id,
+                resolution,
+                changes,
+            },
+        )
         .await?;
     let changed = match result {
         CommandOutcome::ConflictResolved { changed } => changed,
@@ -123,7 +128,7 @@ pub async fn resolve(
         let view = node.bank_view(&bank).await?;
         node.wait_indexed(view, log_index).await?;
     }
-    let conflict = node
+    let conflict = home
         .reader()
         .conflict(&bank, id)
         .map_err(NodeError::internal)?

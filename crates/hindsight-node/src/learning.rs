@@ -115,15 +115,19 @@ pub(crate) async fn feedback(
     }
     let delta = node.config().feedback.delta(outcome);
     let at = Timestamp::now();
+    let home = node.home_of_memory(memory)?;
     let (log_index, result) = node
-        .propose(Command::Feedback {
-            id: memory,
-            recall,
-            outcome,
-            delta,
-            at,
-            principal: principal.to_string(),
-        })
+        .propose_to(
+            &home,
+            Command::Feedback {
+                id: memory,
+                recall,
+                outcome,
+                delta,
+                at,
+                principal: principal.to_string(),
+            },
+        )
         .await?;
     let (before, after) = match result {
         CommandOutcome::FeedbackApplied {

@@ -12,6 +12,7 @@ mod cluster;
 pub mod conflicts;
 mod embedding;
 pub mod guarding;
+mod homes;
 pub mod integrity;
 pub mod judging;
 pub mod learning;

@@ -46,9 +46,18 @@ impl ApplyListener for EffectRouter {
 
     fn on_snapshot_installed(&self) {
         // The whole state was replaced: every bank reloads from the store on its next use.
+        self.stop_banks(|_| true);
+    }
+}
+
+impl EffectRouter {
+    /// Stops the actors of the running banks `which` picks; each reloads on its next use.
+    pub fn stop_banks(&self, which: impl Fn(&BankName) -> bool) {
         if let Some(supervisor) = self.supervisor.get() {
             for handle in self.registry.handles() {
-                let _ = supervisor.send_message(SupervisorMsg::Stop(handle.view.name.clone()));
+                if which(&handle.view.name) {
+                    let _ = supervisor.send_message(SupervisorMsg::Stop(handle.view.name.clone()));
+                }
             }
         }
     }

@@ -2,6 +2,7 @@
 //! distilling rules from repeated episodes, deleting archived records past their retention, and
 //! archiving the least useful memories of a bank over its quota (ARCHITECTURE §6.3–6.4).
 
+use crate::homes::NewIds;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -29,6 +30,7 @@ pub fn distillation(
     records: &HashMap<MemoryId, Arc<Memory>>,
     neighbourhood: &dyn Neighbourhood,
     config: &DistillConfig,
+    ids: NewIds,
     now: Timestamp,
 ) -> (Vec<Decision>, Vec<DerivedMemory>) {
     let fresh: Vec<&Arc<Memory>> = changed
@@ -87,7 +89,7 @@ pub fn distillation(
             let bank = first.bank.clone();
             let latest = sources.iter().map(|m| m.occurred_at).max().unwrap_or(now);
             created.push(DerivedMemory {
-                memory: rule_memory(bank, rule, latest, now),
+                memory: rule_memory(bank, rule, ids.next(now), latest, now),
                 judge: decision.judge.clone(),
                 explanation: decision.reason.clone(),
             });
@@ -100,11 +102,12 @@ pub fn distillation(
 fn rule_memory(
     bank: BankName,
     rule: &hindsight_review::DistilledRule,
+    id: MemoryId,
     occurred_at: Timestamp,
     now: Timestamp,
 ) -> Memory {
     let mut memory = Memory::new(
-        MemoryId::new(now.millis(), rand::random()),
+        id,
         bank,
         rule.content.clone(),
         Provenance::from_source(SourceKind::Reflection),

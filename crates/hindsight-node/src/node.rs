@@ -3,10 +3,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use hindsight_cluster::{GrpcLeaderLink, GrpcNetwork, RaftGroups, RaftTransportService};
+use hindsight_cluster::{
+    GrpcLeaderLink, GrpcNetwork, RaftGroups, RaftTransportService, ReviewHintSink,
+};
 use hindsight_core::auth::{ApiKey, Grant, Principal};
 use hindsight_core::command::{AccessHit, Command, CommandOutcome};
-use hindsight_core::placement::PlacementTable;
+use hindsight_core::placement::{PartitionId, PlacementTable};
 use hindsight_core::recall::{RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::retrieval::{FeedbackOutcome, RecallId, RetrievalQuery};
 use hindsight_core::review::{Conflict, ResolutionOutcome};
@@ -25,6 +27,7 @@ use crate::admission::WriteAdmission;
 use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
 use crate::config::NodeConfig;
 use crate::error::NodeError;
+use crate::homes::{Home, Homes, NewIds};
 use crate::integrity::Integrity;
 use crate::judging::{JudgeKind, LlmJudge};
 use crate::learning::FeedbackReport;
@@ -58,7 +61,11 @@ pub struct Node {
 
 struct Inner {
     config: NodeConfig,
-    store: StoreHandle,
+    /// The metadata group's store: API keys, placement, membership; and every bank, without
+    /// partitions.
+    store: Arc<StoreHandle>,
+    /// Where each bank lives.
+    homes: Homes,
     /// Node-to-node service and membership operations of the metadata group.
     cluster: RaftTransportService,
     /// Every group this node hosts, behind its one node-to-node gRPC service.
@@ -166,15 +173,17 @@ impl Node {
             initialize_if_empty: false,
             ..store_config.clone()
         };
-        let store = hindsight_store::open_cluster(
-            &data_dir.join("raft"),
-            store_config,
-            router.clone(),
-            GrpcNetwork::new(peers.clone()),
-            Arc::new(GrpcLeaderLink::new(peers.clone())),
-        )
-        .await
-        .map_err(|e| NodeError::Unavailable(format!("store did not start: {e}")))?;
+        let store = Arc::new(
+            hindsight_store::open_cluster(
+                &data_dir.join("raft"),
+                store_config,
+                router.clone(),
+                GrpcNetwork::new(peers.clone()),
+                Arc::new(GrpcLeaderLink::new(peers.clone())),
+            )
+            .await
+            .map_err(|e| NodeError::Unavailable(format!("store did not start: {e}")))?,
+        );
         let raft_groups = RaftGroups::new(config.node.id, transport_auth.clone());
         let cluster = RaftTransportService::new(
             store.raft().clone(),
@@ -197,12 +206,14 @@ impl Node {
                 auth: transport_auth,
                 groups: raft_groups.clone(),
                 key_check: cluster.key_check().to_string(),
+                router: router.clone(),
             }))
         });
+        let homes = Homes::new(store.clone(), partitions.clone());
 
         let (embedder, embedded_texts) = embedding::Counting::new(embedder);
         let context = Arc::new(BankContext {
-            reader: store.reader().clone(),
+            homes: homes.clone(),
             embedder: Arc::new(embedder),
             embedded_texts,
             registry,
@@ -223,6 +234,7 @@ impl Node {
             inner: Arc::new(Inner {
                 config,
                 store,
+                homes,
                 cluster,
                 raft_groups,
                 partitions,
@@ -336,7 +348,9 @@ impl Node {
     }
 
     pub fn api_keys(&self) -> Result<Vec<ApiKey>, NodeError> {
-        self.reader().api_keys().map_err(NodeError::internal)
+        self.metadata_reader()
+            .api_keys()
+            .map_err(NodeError::internal)
     }
 
     /// Logged recalls matching `query`, newest first.
@@ -373,14 +387,14 @@ impl Node {
         id: MemoryId,
         consistency: Consistency,
     ) -> Result<Memory, NodeError> {
+        let home = self.home_of_memory(id)?;
         if consistency == Consistency::Linearizable {
-            self.inner
-                .store
+            home.store
                 .ensure_linearizable()
                 .await
                 .map_err(|e| NodeError::Unavailable(e.to_string()))?;
         }
-        let memory = self
+        let memory = home
             .reader()
             .memory(id)
             .map_err(NodeError::internal)?
@@ -403,7 +417,8 @@ impl Node {
         limit: usize,
         keep: impl Fn(&Memory) -> bool,
     ) -> Result<(Vec<Memory>, Option<MemoryId>), NodeError> {
-        let reader = self.reader();
+        let home = self.home_of_bank(bank)?;
+        let reader = home.reader();
         if reader.bank(bank).map_err(NodeError::internal)?.is_none() {
             return Err(NodeError::NotFound(format!("bank {bank} does not exist")));
         }
@@ -431,20 +446,21 @@ impl Node {
     }
 
     pub async fn trace(&self, id: MemoryId) -> Result<Trace, NodeError> {
-        let memory = self
-            .reader()
+        let home = self.home_of_memory(id)?;
+        let reader = home.reader();
+        let memory = reader
             .memory(id)
             .map_err(NodeError::internal)?
             .ok_or_else(|| NodeError::NotFound(format!("memory {id} not found")))?;
         let integrity = self.integrity(&memory).describe();
-        let history = self.reader().history(id).map_err(NodeError::internal)?;
+        let history = reader.history(id).map_err(NodeError::internal)?;
         let mut linked: Vec<MemoryId> = memory.support.derived_from.clone();
         if let Status::Superseded { by } = memory.status {
             linked.push(by);
         }
         let mut related = vec![];
         for other in linked {
-            if let Some(m) = self.reader().memory(other).map_err(NodeError::internal)? {
+            if let Some(m) = reader.memory(other).map_err(NodeError::internal)? {
                 related.push(m);
             }
         }
@@ -476,12 +492,15 @@ impl Node {
             reason
         };
         let (log_index, outcome) = self
-            .propose(Command::Forget {
-                id,
-                hard,
-                at: Timestamp::now(),
-                reason,
-            })
+            .propose_for_bank(
+                &memory.bank,
+                Command::Forget {
+                    id,
+                    hard,
+                    at: Timestamp::now(),
+                    reason,
+                },
+            )
             .await?;
         let ids = match outcome {
             CommandOutcome::Forgotten { ids } => ids,
@@ -529,11 +548,27 @@ impl Node {
     /// A write looked like it contradicts a memory of `bank`: its reviewer runs a cycle soon. The
     /// reviewers run on the leader, so a follower passes the hint on.
     pub(crate) async fn hint_review(&self, bank: &BankName) {
-        if self.is_leader() {
+        if self.leads_bank(bank) {
             self.hint_reviewer_here(bank).await;
-        } else if let Err(e) = self.inner.cluster.hint_leader(bank).await {
+            return;
+        }
+        let service = match (self.partition_of_bank(bank), &self.inner.partitions) {
+            (Some(p), Some(partitions)) => match partitions.service(p) {
+                Some(service) => service,
+                None => return,
+            },
+            _ => self.inner.cluster.clone(),
+        };
+        if let Err(e) = service.hint_leader(bank).await {
             tracing::debug!(%bank, error = %e, "review hint not delivered to the leader");
         }
+    }
+
+    /// Whether this node leads the group `bank` lives in, and so runs its scheduled and event
+    /// reviews.
+    pub(crate) fn leads_bank(&self, bank: &BankName) -> bool {
+        self.home_of_bank(bank)
+            .is_ok_and(|home| home.store.metrics().leader == Some(self.inner.config.node.id))
     }
 
     /// Hints from other members reach this node's reviewers (the service takes them only while
@@ -541,14 +576,16 @@ impl Node {
     /// reference would keep the node from ever being dropped.
     fn listen_for_review_hints(&self) {
         let node = Arc::downgrade(&self.inner);
-        self.inner
-            .cluster
-            .on_review_hint(Arc::new(move |bank: BankName| {
-                if let Some(inner) = node.upgrade() {
-                    let node = Node { inner };
-                    tokio::spawn(async move { node.hint_reviewer_here(&bank).await });
-                }
-            }));
+        let sink: ReviewHintSink = Arc::new(move |bank: BankName| {
+            if let Some(inner) = node.upgrade() {
+                let node = Node { inner };
+                tokio::spawn(async move { node.hint_reviewer_here(&bank).await });
+            }
+        });
+        self.inner.cluster.on_review_hint(sink.clone());
+        if let Some(partitions) = &self.inner.partitions {
+            partitions.on_review_hint(sink);
+        }
     }
 
     async fn hint_reviewer_here(&self, bank: &BankName) {
@@ -589,7 +626,8 @@ impl Node {
         name: BankName,
         patch: BankPatch,
     ) -> Result<BankConfig, NodeError> {
-        if self
+        let home = self.home_of_bank(&name)?;
+        if home
             .reader()
             .bank(&name)
             .map_err(NodeError::internal)?
@@ -601,9 +639,12 @@ impl Node {
         }
         let config = apply_patch(self.default_bank_config(name, Timestamp::now()), patch)?;
         let (_, outcome) = self
-            .propose(Command::CreateBank {
-                config: config.clone(),
-            })
+            .propose_to(
+                &home,
+                Command::CreateBank {
+                    config: config.clone(),
+                },
+            )
             .await?;
         match outcome {
             CommandOutcome::BankCreated => Ok(config),
@@ -613,12 +654,13 @@ impl Node {
     }
 
     pub async fn get_bank(&self, name: BankName) -> Result<BankInfo, NodeError> {
-        let config = self
+        let home = self.home_of_bank(&name)?;
+        let config = home
             .reader()
             .bank(&name)
             .map_err(NodeError::internal)?
             .ok_or_else(|| NodeError::NotFound(format!("bank {name} does not exist")))?;
-        let memory_count = self
+        let memory_count = home
             .reader()
             .bank_memory_count(&name)
             .map_err(NodeError::internal)?;
@@ -630,16 +672,19 @@ impl Node {
 
     pub async fn list_banks(&self) -> Result<Vec<BankInfo>, NodeError> {
         let mut banks = vec![];
-        for config in self.reader().banks().map_err(NodeError::internal)? {
-            let memory_count = self
-                .reader()
-                .bank_memory_count(&config.name)
-                .map_err(NodeError::internal)?;
-            banks.push(BankInfo {
-                config,
-                memory_count,
-            });
+        for home in self.hosted_homes() {
+            let reader = home.reader();
+            for config in reader.banks().map_err(NodeError::internal)? {
+                let memory_count = reader
+                    .bank_memory_count(&config.name)
+                    .map_err(NodeError::internal)?;
+                banks.push(BankInfo {
+                    config,
+                    memory_count,
+                });
+            }
         }
+        banks.sort_by(|a, b| a.config.name.cmp(&b.config.name));
         Ok(banks)
     }
 
@@ -652,9 +697,12 @@ impl Node {
         let mut config = apply_patch(current, patch)?;
         config.updated_at = Timestamp::now();
         let (log_index, outcome) = self
-            .propose(Command::UpdateBank {
-                config: config.clone(),
-            })
+            .propose_for_bank(
+                &config.name,
+                Command::UpdateBank {
+                    config: config.clone(),
+                },
+            )
             .await?;
         match outcome {
             CommandOutcome::BankUpdated => {
@@ -670,7 +718,7 @@ impl Node {
     /// Deletes the bank and every memory in it. Returns how many memories were removed.
     pub async fn delete_bank(&self, name: BankName) -> Result<usize, NodeError> {
         let (_, outcome) = self
-            .propose(Command::DeleteBank { name: name.clone() })
+            .propose_for_bank(&name, Command::DeleteBank { name: name.clone() })
             .await?;
         match outcome {
             CommandOutcome::BankDeleted { memories_removed } => {
@@ -695,7 +743,13 @@ impl Node {
             applied_index: metrics.applied_index.unwrap_or(0),
             banks_loaded: self.inner.context.registry.len(),
             embedding_model: self.inner.context.embedder.model_id().to_string(),
-            store_bytes_on_disk: self.reader().size_on_disk(),
+            store_bytes_on_disk: self.metadata_reader().size_on_disk()
+                + self
+                    .hosted_homes()
+                    .iter()
+                    .filter(|h| h.partition.is_some())
+                    .map(|h| h.reader().size_on_disk())
+                    .sum::<u64>(),
         }
     }
 
@@ -745,7 +799,9 @@ impl Node {
     /// Which nodes replicate each partition, as this node's replica of the metadata group holds
     /// it; `None` before the first placement (or without partitions).
     pub fn placement(&self) -> Result<Option<PlacementTable>, NodeError> {
-        self.reader().placement().map_err(NodeError::internal)
+        self.metadata_reader()
+            .placement()
+            .map_err(NodeError::internal)
     }
 
     /// Makes requests that wait for this node's replica to catch up fail at once: the node is
@@ -803,12 +859,100 @@ impl Node {
 
     // ---- used by the service modules ----
 
-    pub(crate) fn reader(&self) -> &StateReader {
+    /// The metadata group's records: API keys and the placement table (and, without partitions,
+    /// every bank). A bank's records are read through [`Node::home_of_bank`].
+    pub(crate) fn metadata_reader(&self) -> &StateReader {
         self.inner.store.reader()
     }
 
-    pub(crate) fn store(&self) -> &StoreHandle {
+    pub(crate) fn metadata_store(&self) -> &StoreHandle {
         &self.inner.store
+    }
+
+    /// Where `bank` lives on this node; an error when this node holds no replica of it.
+    pub(crate) fn home_of_bank(&self, bank: &BankName) -> Result<Home, NodeError> {
+        self.inner.homes.of_bank(bank)
+    }
+
+    /// Where memory `id` lives on this node; an error when this node holds no replica of it.
+    pub(crate) fn home_of_memory(&self, id: MemoryId) -> Result<Home, NodeError> {
+        self.inner.homes.of_memory(id)
+    }
+
+    /// Every group holding banks that this node has a replica of.
+    pub(crate) fn hosted_homes(&self) -> Vec<Home> {
+        self.inner.homes.hosted()
+    }
+
+    /// The partition `bank` lives in; `None` without partitions.
+    pub fn partition_of_bank(&self, bank: &BankName) -> Option<PartitionId> {
+        self.inner.homes.partition_of_bank(bank)
+    }
+
+    /// The partition memory `id` lives in; `None` without partitions.
+    pub fn partition_of_memory(&self, id: MemoryId) -> Option<PartitionId> {
+        self.inner.homes.partition_of_memory(id)
+    }
+
+    /// The leader of the group `bank` lives in and a channel to it, when another node leads it.
+    pub fn bank_leader_channel(
+        &self,
+        bank: &BankName,
+    ) -> Result<Option<(u64, tonic::transport::Channel)>, NodeError> {
+        let service = match (self.partition_of_bank(bank), &self.inner.partitions) {
+            (Some(p), Some(partitions)) => partitions.service(p).ok_or_else(|| {
+                NodeError::Unavailable(format!(
+                    "bank {bank} lives in partition {p}, which this node holds no replica of"
+                ))
+            })?,
+            _ => self.inner.cluster.clone(),
+        };
+        service
+            .leader_channel()
+            .map_err(|e| NodeError::Unavailable(e.to_string()))
+    }
+
+    /// The nodes to hand a request about `partition` to when this node holds no replica of it,
+    /// each with a channel, in the placement table's order (the preferred leader first). `None`
+    /// when this node serves it: it holds a replica, or there are no partitions.
+    pub fn owners_elsewhere(
+        &self,
+        partition: Option<PartitionId>,
+    ) -> Result<Option<Vec<(u64, tonic::transport::Channel)>>, NodeError> {
+        let (Some(p), Some(partitions)) = (partition, &self.inner.partitions) else {
+            return Ok(None);
+        };
+        if partitions.store(p).is_some() {
+            return Ok(None);
+        }
+        let table = self.placement()?.ok_or_else(|| {
+            NodeError::Unavailable(
+                "the cluster has not placed its partitions yet; try again in a moment".into(),
+            )
+        })?;
+        let members = self.inner.cluster.status().members;
+        let mut owners = vec![];
+        for id in table.replicas(p) {
+            if let Some(member) = members.iter().find(|m| m.node_id == *id) {
+                let channel = self
+                    .inner
+                    .cluster
+                    .channel_to(&member.address)
+                    .map_err(|e| NodeError::Unavailable(e.to_string()))?;
+                owners.push((*id, channel));
+            }
+        }
+        if owners.is_empty() {
+            return Err(NodeError::Unavailable(format!(
+                "no node of the cluster holds partition {p} now"
+            )));
+        }
+        Ok(Some(owners))
+    }
+
+    /// Ids for new memories of `bank`.
+    pub(crate) fn new_ids(&self, bank: &BankName) -> NewIds {
+        self.inner.homes.new_ids(bank)
     }
 
     pub(crate) fn reflector(&self) -> Arc<NodeReflector> {
@@ -849,19 +993,52 @@ impl Node {
         config
     }
 
-    pub(crate) async fn propose(
+    /// Proposes `command` to the metadata group (API keys; every bank without partitions).
+    pub(crate) async fn propose_metadata(
         &self,
         command: Command,
     ) -> Result<(u64, CommandOutcome), NodeError> {
-        if !self.inner.ready.load(Ordering::SeqCst) || self.inner.store.is_stopping() {
+        let home = self.inner.homes.metadata_home();
+        self.propose_to(&home, command).await
+    }
+
+    /// Proposes `command`, which changes only what lives in `home`, to `home`'s group. The log
+    /// index returned is that group's.
+    pub(crate) async fn propose_to(
+        &self,
+        home: &Home,
+        command: Command,
+    ) -> Result<(u64, CommandOutcome), NodeError> {
+        if !self.inner.ready.load(Ordering::SeqCst)
+            || self.inner.store.is_stopping()
+            || home.store.is_stopping()
+        {
             return Err(NodeError::Unavailable("the node is shutting down".into()));
         }
         self.await_membership().await?;
         let proposed =
-            self.inner.store.propose(command).await.map_err(|e| {
+            home.store.propose(command).await.map_err(|e| {
                 NodeError::Unavailable(format!("the write was not acknowledged: {e}"))
             })?;
         Ok((proposed.log_index, proposed.outcome))
+    }
+
+    /// Waits until this node's replica of `home` has applied `log_index`.
+    pub(crate) async fn wait_applied(&self, home: &Home, log_index: u64) -> Result<(), NodeError> {
+        home.store
+            .wait_applied_within(log_index, INDEX_WAIT)
+            .await
+            .map_err(|e| NodeError::Unavailable(e.to_string()))
+    }
+
+    /// Proposes `command`, which changes only `bank`, to the group `bank` lives in.
+    pub(crate) async fn propose_for_bank(
+        &self,
+        bank: &BankName,
+        command: Command,
+    ) -> Result<(u64, CommandOutcome), NodeError> {
+        let home = self.home_of_bank(bank)?;
+        self.propose_to(&home, command).await
     }
 
     /// A node that has just joined learns that it is a member from the leader's next entries; a
@@ -895,6 +1072,7 @@ impl Node {
             return Ok(handle.view);
         }
         if self
+            .home_of_bank(bank)?
             .reader()
             .bank(bank)
             .map_err(NodeError::internal)?
@@ -920,11 +1098,19 @@ impl Node {
         consistency: Consistency,
     ) -> Result<Vec<Arc<BankView>>, NodeError> {
         if consistency == Consistency::Linearizable {
-            self.inner
-                .store
-                .ensure_linearizable()
-                .await
-                .map_err(|e| NodeError::Unavailable(e.to_string()))?;
+            // Each group the banks live in, once.
+            let mut barriers: Vec<Option<PartitionId>> = vec![];
+            for view in &views {
+                let home = self.home_of_bank(&view.name)?;
+                if barriers.contains(&home.partition) {
+                    continue;
+                }
+                barriers.push(home.partition);
+                home.store
+                    .ensure_linearizable()
+                    .await
+                    .map_err(|e| NodeError::Unavailable(e.to_string()))?;
+            }
         }
         let mut caught_up = Vec::with_capacity(views.len());
         for view in views {
@@ -999,8 +1185,27 @@ impl Node {
                 restore: true,
             })
             .collect();
-        self.propose(Command::RecordAccess { hits }).await?;
+        for (home, hits) in self.by_home(hits)? {
+            self.propose_to(&home, Command::RecordAccess { hits })
+                .await?;
+        }
         Ok(())
+    }
+
+    /// Access hits grouped by the group their memories live in.
+    fn by_home(&self, hits: Vec<AccessHit>) -> Result<Vec<(Home, Vec<AccessHit>)>, NodeError> {
+        let mut groups: Vec<(Home, Vec<AccessHit>)> = vec![];
+        for hit in hits {
+            let home = self.home_of_memory(hit.id)?;
+            match groups
+                .iter_mut()
+                .find(|(h, _)| h.partition == home.partition)
+            {
+                Some((_, group)) => group.push(hit),
+                None => groups.push((home, vec![hit])),
+            }
+        }
+        Ok(groups)
     }
 
     async fn flush_access(&self) {
@@ -1008,13 +1213,18 @@ impl Node {
         if hits.is_empty() {
             return;
         }
-        if let Err(e) = self
-            .inner
-            .store
-            .propose(Command::RecordAccess { hits })
-            .await
-        {
-            tracing::debug!(error = %e, "access statistics not recorded");
+        // Hits on memories whose partition moved away meanwhile are dropped: they are a hint.
+        let hits = hits
+            .into_iter()
+            .filter(|hit| self.home_of_memory(hit.id).is_ok())
+            .collect();
+        let Ok(groups) = self.by_home(hits) else {
+            return;
+        };
+        for (home, hits) in groups {
+            if let Err(e) = home.store.propose(Command::RecordAccess { hits }).await {
+                tracing::debug!(error = %e, "access statistics not recorded");
+            }
         }
     }
 
@@ -1038,6 +1248,14 @@ impl Node {
             loop {
                 tick.tick().await;
                 node.flush_access().await;
+                // The retrieval log's store does not flush in the background (see
+                // crates/hindsight-store/src/sled_gate.rs): a crash loses at most this interval.
+                if let Ok(log) = node.retrieval_log() {
+                    let flushed = tokio::task::spawn_blocking(move || log.flush()).await;
+                    if let Ok(Err(e)) = flushed {
+                        tracing::warn!(error = %e, "retrieval log flush");
+                    }
+                }
             }
         }));
         let interval = self.inner.config.review.interval_secs;
@@ -1050,7 +1268,11 @@ impl Node {
                     tick.tick().await;
                     // The schedule only rings each bank's reviewer; the cycles run in the
                     // reviewers, one bank's after another's as the actors get to them.
-                    let banks = node.reader().banks().unwrap_or_default();
+                    let banks: Vec<BankConfig> = node
+                        .hosted_homes()
+                        .iter()
+                        .flat_map(|home| home.reader().banks().unwrap_or_default())
+                        .collect();
                     for bank in banks {
                         match node.inner.reviewers.get(&node, &bank.name).await {
                             Ok(reviewer) => {

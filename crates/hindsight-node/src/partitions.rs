@@ -15,9 +15,9 @@
 //!   partition here and the group no longer counts this node as a member, and every replica once
 //!   it left the metadata group.
 //!
-//! Banks do not live in partitions yet: the stores hold what is proposed to them directly
-//! ([`Partitions::propose`]). Routing a bank's commands to its partition comes next (see
-//! crates/hindsight-cluster/DESIGN.md).
+//! Banks live in partitions (see [`crate::homes`]): a partition's store holds the records of the
+//! banks whose names hash to it, and its applied effects reach the bank actors on this node like
+//! the metadata group's do without partitions.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -27,14 +27,16 @@ use std::sync::Arc;
 use hindsight_cluster::pb::AddMemberRequest;
 use hindsight_cluster::{
     ClusterStatus, GrpcLeaderLink, GrpcNetwork, Peers, RaftGroups, RaftTransportService,
-    TransportAuth,
+    ReviewHintSink, TransportAuth,
 };
 use hindsight_core::command::{Command, CommandOutcome};
+use hindsight_core::placement::partition_of;
 use hindsight_core::placement::{group_of, PartitionId, PlacementTable};
-use hindsight_store::{NoopListener, ProposeOutcome, StoreConfig, StoreHandle};
+use hindsight_store::{ProposeOutcome, StoreConfig, StoreHandle};
 use parking_lot::Mutex;
 
 use crate::error::NodeError;
+use crate::listener::EffectRouter;
 
 /// How long a partition's leader waits for a new replica to catch up before it tries again.
 const MOVE_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -67,6 +69,10 @@ pub struct Partitions {
     auth: TransportAuth,
     groups: RaftGroups,
     key_check: String,
+    /// Takes every partition's applied effects to the bank actors.
+    router: Arc<EffectRouter>,
+    /// Where each replica's service hands the review hints sent to it while it leads.
+    review_hints: std::sync::OnceLock<ReviewHintSink>,
     replicas: Mutex<BTreeMap<PartitionId, Replica>>,
     /// Opening and closing replicas happen one at a time.
     changing: tokio::sync::Mutex<()>,
@@ -81,6 +87,7 @@ pub(crate) struct PartitionsSetup {
     pub auth: TransportAuth,
     pub groups: RaftGroups,
     pub key_check: String,
+    pub router: Arc<EffectRouter>,
 }
 
 impl Partitions {
@@ -95,9 +102,34 @@ impl Partitions {
             auth: setup.auth,
             groups: setup.groups,
             key_check: setup.key_check,
+            router: setup.router,
+            review_hints: std::sync::OnceLock::new(),
             replicas: Mutex::default(),
             changing: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// How many partitions the cluster's banks hash onto.
+    pub fn count(&self) -> u32 {
+        self.partitions
+    }
+
+    /// This node's replica of partition `p`'s store, if it holds one.
+    pub(crate) fn store(&self, p: PartitionId) -> Option<Arc<StoreHandle>> {
+        self.replicas.lock().get(&p).map(|r| r.store.clone())
+    }
+
+    /// This node's replica of partition `p`'s node-to-node service, if it holds one.
+    pub(crate) fn service(&self, p: PartitionId) -> Option<RaftTransportService> {
+        self.replicas.lock().get(&p).map(|r| r.service.clone())
+    }
+
+    /// Where review hints for banks of the partitions led here go.
+    pub(crate) fn on_review_hint(&self, sink: ReviewHintSink) {
+        for replica in self.replicas.lock().values() {
+            replica.service.on_review_hint(sink.clone());
+        }
+        let _ = self.review_hints.set(sink);
     }
 
     /// The partitions this node holds a replica of, in order.
@@ -268,7 +300,7 @@ impl Partitions {
         let store = hindsight_store::open_cluster(
             &self.dir(p),
             config,
-            Arc::new(NoopListener),
+            self.router.clone(),
             GrpcNetwork::new(peers.clone()),
             Arc::new(GrpcLeaderLink::new(peers.clone())),
         )
@@ -282,6 +314,9 @@ impl Partitions {
             self.auth.clone(),
         );
         service.set_key_check(self.key_check.clone());
+        if let Some(sink) = self.review_hints.get() {
+            service.on_review_hint(sink.clone());
+        }
         self.groups.insert(service.clone());
         self.replicas.lock().insert(
             p,
@@ -417,6 +452,11 @@ impl Partitions {
             tracing::warn!(partition = p, error = %e, "partition store shutdown");
         }
         drop(replica);
+        // Banks of the partition had actors here that read its store: they stop, and a bank
+        // used again later starts from wherever it then lives.
+        let count = self.partitions;
+        self.router
+            .stop_banks(|bank| partition_of(bank.as_str(), count) == p);
         if delete {
             match std::fs::remove_dir_all(self.dir(p)) {
                 Ok(()) => tracing::info!(partition = p, "moved away; its replica here was deleted"),

@@ -59,11 +59,14 @@ pub(crate) async fn check(node: &Node, bank: &BankName, spent: u64) -> Result<()
         return Ok(());
     }
     let (log_index, outcome) = node
-        .propose(Command::QuarantineChecked {
-            bank: bank.clone(),
-            checks: checked.checks,
-            at: Timestamp::now(),
-        })
+        .propose_for_bank(
+            bank,
+            Command::QuarantineChecked {
+                bank: bank.clone(),
+                checks: checked.checks,
+                at: Timestamp::now(),
+            },
+        )
         .await?;
     match outcome {
         CommandOutcome::QuarantineChecked {

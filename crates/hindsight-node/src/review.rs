@@ -22,6 +22,7 @@ use hindsight_review::{
 use crate::bank::BankView;
 use crate::config::ReviewSection;
 use crate::error::NodeError;
+use crate::homes::NewIds;
 use crate::judging::{judge_with_rules, LlmJudge};
 use crate::node::Node;
 use crate::types::ReviewReport;
@@ -53,6 +54,7 @@ pub async fn review(
     phases.mark("expiry");
 
     let state = node
+        .home_of_bank(&bank)?
         .reader()
         .review_state(&bank)
         .map_err(NodeError::internal)?
@@ -67,6 +69,7 @@ pub async fn review(
     phases.mark("user voices");
     let cycle_view = view.clone();
     let llm = node.llm_judge();
+    let ids = node.new_ids(&bank);
     let plan = tokio::task::spawn_blocking(move || {
         plan_cycle(
             &cycle_view,
@@ -76,6 +79,7 @@ pub async fn review(
             CycleLimits {
                 max_memories,
                 voices,
+                ids,
             },
             as_of,
             now,
@@ -95,16 +99,19 @@ pub async fn review(
     report.took_micros = started.elapsed().as_micros() as u64;
     phases.restart();
     let (log_index, outcome) = node
-        .propose(Command::Review {
-            bank: bank.clone(),
-            changes: plan.changes,
-            conflicts: plan.conflicts,
-            report: report.clone(),
-            watermark: plan.watermark,
-            deferred: plan.deferred,
-            created: plan.created,
-            purged: plan.purged,
-        })
+        .propose_for_bank(
+            &bank,
+            Command::Review {
+                bank: bank.clone(),
+                changes: plan.changes,
+                conflicts: plan.conflicts,
+                report: report.clone(),
+                watermark: plan.watermark,
+                deferred: plan.deferred,
+                created: plan.created,
+                purged: plan.purged,
+            },
+        )
         .await?;
     let (updated, conflicts, cycle, created, purged) = match outcome {
         CommandOutcome::Reviewed {
@@ -211,12 +218,15 @@ async fn expire(
     }
     due.sort();
     let (log_index, outcome) = node
-        .propose(Command::Expire {
-            bank: bank.clone(),
-            ids: due,
-            as_of,
-            at: now,
-        })
+        .propose_for_bank(
+            bank,
+            Command::Expire {
+                bank: bank.clone(),
+                ids: due,
+                as_of,
+                at: now,
+            },
+        )
         .await?;
     let CommandOutcome::Expired { ids } = outcome else {
         return Err(NodeError::internal(format!(
@@ -245,6 +255,8 @@ struct CyclePlan {
 struct CycleLimits {
     max_memories: u64,
     voices: HashMap<MemoryId, Vec<f32>>,
+    /// Ids for the rules the cycle distils.
+    ids: NewIds,
 }
 
 /// An agent writes about "the user", the user about "I": the same claim lands further apart in
@@ -348,6 +360,7 @@ fn plan_cycle(
     let CycleLimits {
         max_memories,
         voices,
+        ids,
     } = limits;
     // Everything through this index is in the records read below; later changes wait for the
     // next cycle (or are seen twice, which is harmless).
@@ -398,7 +411,7 @@ fn plan_cycle(
     }
     phases.mark("decay");
     let (distilled, created) =
-        maintenance::distillation(&changed, &records, &hood, &settings.distill, now);
+        maintenance::distillation(&changed, &records, &hood, &settings.distill, ids, now);
     decisions.extend(distilled);
     phases.mark("distill");
     let quota = maintenance::Quota {

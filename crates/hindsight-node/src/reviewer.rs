@@ -97,7 +97,7 @@ async fn background_cycle(
     state: &mut ReviewerState,
     trigger: &'static str,
 ) {
-    if !state.node.is_leader() {
+    if !state.node.leads_bank(&state.bank) {
         return;
     }
     match review::review(&state.node, state.bank.clone(), None).await {

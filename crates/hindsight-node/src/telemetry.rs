@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use hindsight_core::write::WriteOutcome;
+use hindsight_core::BankConfig;
 
 use crate::node::Node;
 use crate::types::ReviewReport;
@@ -600,7 +601,7 @@ impl Node {
     }
 
     fn refresh_raft_metrics(&self) {
-        let store = self.store().metrics();
+        let store = self.metadata_store().metrics();
         let id = store.node_id;
         let flag = |on: bool| if on { 1.0 } else { 0.0 };
         metrics::gauge!("hindsight_raft_node_id").set(id as f64);
@@ -621,7 +622,7 @@ impl Node {
         metrics::counter!("hindsight_raft_commands_proposed_total")
             .absolute(store.commands_proposed);
         metrics::gauge!("hindsight_store_size_bytes").set(store.size_on_disk_bytes as f64);
-        let placement = self.reader().placement().ok().flatten();
+        let placement = self.metadata_reader().placement().ok().flatten();
         metrics::gauge!("hindsight_placement_version")
             .set(placement.map_or(0.0, |t| t.version as f64));
         let partitions = self.partitions().map(|p| p.counts()).unwrap_or_default();
@@ -631,7 +632,7 @@ impl Node {
 
         // Replication progress is known on the leader only; elsewhere every follower's lag reads
         // 0, so that a former leader's last figures do not linger as an alert.
-        let raft = self.store().raft().metrics().borrow().clone();
+        let raft = self.metadata_store().raft().metrics().borrow().clone();
         let membership = raft.membership_config.membership();
         let replication = raft.replication.as_ref().filter(|_| store.is_leader);
         let matched = |node: u64| -> u64 {
@@ -672,15 +673,26 @@ impl Node {
     }
 
     fn refresh_bank_metrics(&self) {
-        let reader = self.reader();
-        let banks = reader.banks().ok();
+        // The banks of the groups this node holds a replica of.
+        let mut banks: Option<Vec<BankConfig>> = Some(vec![]);
+        for home in self.hosted_homes() {
+            let reader = home.reader();
+            match reader.banks() {
+                Ok(found) => {
+                    for bank in &found {
+                        if let Ok(count) = reader.bank_memory_count(&bank.name) {
+                            bank_gauge("hindsight_bank_memories", bank.name.as_str(), count as f64);
+                        }
+                    }
+                    if let Some(banks) = &mut banks {
+                        banks.extend(found);
+                    }
+                }
+                Err(_) => banks = None,
+            }
+        }
         if let Some(banks) = &banks {
             metrics::gauge!("hindsight_banks").set(banks.len() as f64);
-            for bank in banks {
-                if let Ok(count) = reader.bank_memory_count(&bank.name) {
-                    bank_gauge("hindsight_bank_memories", bank.name.as_str(), count as f64);
-                }
-            }
         }
         let live: Option<BTreeSet<String>> =
             banks.map(|banks| banks.iter().map(|bank| bank.name.to_string()).collect());

@@ -89,7 +89,8 @@ impl Node {
         after: Option<MemoryId>,
         limit: usize,
     ) -> Result<ExportPage, NodeError> {
-        let reader = self.reader();
+        let home = self.home_of_bank(bank)?;
+        let reader = home.reader();
         let config = reader
             .bank(bank)
             .map_err(NodeError::internal)?
@@ -171,6 +172,19 @@ impl Node {
         if lines.is_empty() {
             return Err(invalid("nothing to import"));
         }
+        // A memory is found by the partition its id names; ids are kept on import, so each must
+        // name the partition of the bank it goes into.
+        if let Some(p) = self.partition_of_bank(bank) {
+            if let Some(memory) = memories
+                .iter()
+                .find(|m| self.partition_of_memory(m.id) != Some(p))
+            {
+                return Err(invalid(format!(
+                    "memory {} has an id that does not name partition {p}, where bank {bank} lives; with partitions, a bank imports only an export of a bank of the same partition",
+                    memory.id
+                )));
+            }
+        }
         if let Some(config) = &mut config {
             config.name = bank.clone();
         }
@@ -182,13 +196,16 @@ impl Node {
             conflict.bank = bank.clone();
         }
         let (log_index, outcome) = self
-            .propose(Command::ImportBank {
-                bank: bank.clone(),
-                config,
-                memories,
-                history,
-                conflicts,
-            })
+            .propose_for_bank(
+                bank,
+                Command::ImportBank {
+                    bank: bank.clone(),
+                    config,
+                    memories,
+                    history,
+                    conflicts,
+                },
+            )
             .await?;
         match outcome {
             CommandOutcome::Imported {

@@ -16,6 +16,7 @@ use crate::bank::BankView;
 use crate::embedding;
 use crate::error::NodeError;
 use crate::guarding;
+use crate::homes::Home;
 use crate::node::Node;
 use crate::quota::{Demand, Reservation};
 
@@ -52,6 +53,7 @@ pub async fn write_batch(
             }
         })?;
     }
+    let home = one_home(node, &requests)?;
     // Counted until this function returns: answered, refused further on, or failed.
     let _admitted = node.write_admission().admit(requests.len())?;
 
@@ -62,7 +64,7 @@ pub async fn write_batch(
         if banks.contains_key(&request.bank) {
             continue;
         }
-        let entry = match node
+        let entry = match home
             .reader()
             .bank(&request.bank)
             .map_err(NodeError::internal)?
@@ -106,7 +108,8 @@ pub async fn write_batch(
     for ((request, vector), found) in requests.into_iter().zip(vectors).zip(indexed) {
         let (config, view) = &banks[&request.bank];
         let confidence_given = request.confidence.is_some();
-        let mut memory = build_memory(request, config, now);
+        let id = node.new_ids(&request.bank).next(now);
+        let mut memory = build_memory(request, config, id, now);
         if let Some(screener) = node.screener() {
             if let Some(reason) = guarding::guard_memory(screener, &mut memory, confidence_given) {
                 tracing::warn!(bank = %memory.bank, id = %memory.id, %reason, "write quarantined");
@@ -179,7 +182,12 @@ pub async fn write_batch(
         Command::Batch(commands)
     };
 
-    let (log_index, outcome) = node.propose(command).await?;
+    let creates_bank = banks.values().any(|(_, view)| view.is_none());
+    let (log_index, outcome) = node.propose_to(&home, command).await?;
+    if creates_bank {
+        // The bank's actor starts from this replica's copy, which must hold the new bank.
+        node.wait_applied(&home, log_index).await?;
+    }
     let mut results = written_results(outcome)?.into_iter();
     let mut outcomes = Vec::with_capacity(order.len());
     for id in order {
@@ -227,6 +235,24 @@ pub async fn write_batch(
     }
     crate::telemetry::writes(&outcomes);
     Ok(outcomes)
+}
+
+/// The one group every bank of the batch lives in: a batch is one log entry, and an entry belongs
+/// to one group, so a batch over banks of different partitions is refused whole.
+fn one_home(node: &Node, requests: &[WriteRequest]) -> Result<Home, NodeError> {
+    let first = &requests[0].bank;
+    let home = node.home_of_bank(first)?;
+    if let Some(other) = requests
+        .iter()
+        .map(|r| &r.bank)
+        .find(|bank| node.partition_of_bank(bank) != home.partition)
+    {
+        return Err(ValidationError::Invalid(format!(
+            "banks {first} and {other} live in different partitions, and one batch is written to one partition; send a batch per partition (or per bank)"
+        ))
+        .into());
+    }
+    Ok(home)
 }
 
 /// Checks the write against its banks' byte quotas. Only records the write creates count: a
@@ -278,7 +304,12 @@ fn written_results(outcome: CommandOutcome) -> Result<Vec<WriteResult>, NodeErro
     }
 }
 
-pub fn build_memory(request: WriteRequest, config: &BankConfig, now: Timestamp) -> Memory {
+pub(crate) fn build_memory(
+    request: WriteRequest,
+    config: &BankConfig,
+    id: MemoryId,
+    now: Timestamp,
+) -> Memory {
     let occurred_at = request.occurred_at.unwrap_or(now);
     let ttl = request.ttl_secs.or(match request.kind {
         Kind::Working => Some(config.working_ttl_secs),
@@ -294,7 +325,7 @@ pub fn build_memory(request: WriteRequest, config: &BankConfig, now: Timestamp) 
         .confidence
         .unwrap_or_else(|| request.provenance.source.initial_confidence());
     Memory {
-        id: MemoryId::new(now.millis(), rand::random()),
+        id,
         bank: request.bank,
         kind: request.kind,
         subtype: request.subtype,

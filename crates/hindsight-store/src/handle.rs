@@ -279,6 +279,16 @@ impl StoreHandle {
         }
     }
 
+    /// Waits, up to `timeout`, until this replica has applied log index `index` (a proposal a
+    /// follower forwarded is answered once the leader applied it, maybe before this replica did).
+    pub async fn wait_applied_within(
+        &self,
+        index: u64,
+        timeout: Duration,
+    ) -> Result<(), StoreError> {
+        self.wait_applied(index, Instant::now() + timeout).await
+    }
+
     async fn wait_applied(&self, index: u64, deadline: Instant) -> Result<(), StoreError> {
         let remaining = deadline.saturating_duration_since(Instant::now());
         let mut stopping = self.stopping.subscribe();
@@ -396,7 +406,7 @@ impl StoreHandle {
             );
         }
         for (db, what) in [(&self.log_db, "the log"), (&self.state_db, "the state")] {
-            db.flush_async()
+            crate::sled_gate::flush(db)
                 .await
                 .map_err(|e| StoreError::storage(format!("flushing {what} at shutdown"), e))?;
         }

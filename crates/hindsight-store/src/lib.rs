@@ -20,6 +20,7 @@ mod reader;
 mod release;
 mod response;
 mod retrieval_log;
+mod sled_gate;
 mod snapshot_builder;
 mod snapshot_format;
 mod snapshot_store;

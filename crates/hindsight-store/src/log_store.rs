@@ -40,6 +40,8 @@ impl LogStore {
         let db = sled::Config::new()
             .path(path)
             .cache_capacity(cache_capacity_bytes)
+            // sled's own background flushes would bypass the flush gate (crate::sled_gate).
+            .flush_every_ms(None)
             .open()
             .map_err(|e| StoreError::storage(format!("opening {}", path.display()), e))?;
         Self::with_db(db, group)
@@ -91,8 +93,7 @@ impl LogStore {
     }
 
     async fn flush(&self) -> Result<(), StoreError> {
-        self.db
-            .flush_async()
+        crate::sled_gate::flush(&self.db)
             .await
             .map(drop)
             .map_err(|e| StoreError::storage("flushing the log", e))
@@ -223,13 +224,12 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                 .map_err(|e| e.into_raft(ErrorSubject::Log(entry.log_id), ErrorVerb::Write))?;
             batch.insert(&keys::log_entry(entry.log_id.index), bytes);
         }
-        self.tree
-            .apply_batch(batch)
+        crate::sled_gate::exclusively(|| self.tree.apply_batch(batch))
             .map_err(|e| StoreError::storage("appending log entries", e))
             .map_err(logs_err(ErrorVerb::Write))?;
         // Raft may count an entry towards a quorum as soon as the callback fires, so the fsync must
         // come first.
-        match self.db.flush_async().await {
+        match crate::sled_gate::flush(&self.db).await {
             Ok(_) => {
                 callback.log_io_completed(Ok(()));
                 Ok(())
@@ -250,8 +250,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                 .map_err(logs_err(ErrorVerb::Delete))?;
             batch.remove(key);
         }
-        self.tree
-            .apply_batch(batch)
+        crate::sled_gate::exclusively(|| self.tree.apply_batch(batch))
             .map_err(|e| StoreError::storage("truncating the log", e))
             .map_err(logs_err(ErrorVerb::Delete))?;
         self.flush().await.map_err(logs_err(ErrorVerb::Delete))
@@ -272,14 +271,15 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                 .map_err(logs_err(ErrorVerb::Delete))?;
             batch.remove(key);
         }
-        (&self.tree, &self.meta)
-            .transaction(|(entries, meta)| {
+        crate::sled_gate::exclusively(|| {
+            (&self.tree, &self.meta).transaction(|(entries, meta)| {
                 entries.apply_batch(&batch)?;
                 meta.insert(keys::LOG_LAST_PURGED, mark.as_slice())?;
                 Ok::<_, ConflictableTransactionError<()>>(())
             })
-            .map_err(|e| StoreError::storage("purging the log", format!("{e:?}")))
-            .map_err(logs_err(ErrorVerb::Delete))?;
+        })
+        .map_err(|e| StoreError::storage("purging the log", format!("{e:?}")))
+        .map_err(logs_err(ErrorVerb::Delete))?;
         self.flush().await.map_err(logs_err(ErrorVerb::Delete))
     }
 }
@@ -295,16 +295,17 @@ fn move_meta_out_of_entries(db: &Db, tree: &Tree, meta: &Tree) -> Result<(), Sto
     if old.is_empty() {
         return Ok(());
     }
-    (tree, meta)
-        .transaction(|(entries, meta)| {
+    crate::sled_gate::exclusively(|| {
+        (tree, meta).transaction(|(entries, meta)| {
             for (key, value) in &old {
                 entries.remove(key)?;
                 meta.insert(key, value)?;
             }
             Ok::<_, ConflictableTransactionError<()>>(())
         })
-        .map_err(|e| StoreError::storage("moving the log's bookkeeping", format!("{e:?}")))?;
-    db.flush()
+    })
+    .map_err(|e| StoreError::storage("moving the log's bookkeeping", format!("{e:?}")))?;
+    crate::sled_gate::flush_now(db)
         .map_err(|e| StoreError::storage("flushing the log's bookkeeping", e))?;
     Ok(())
 }

@@ -55,6 +55,8 @@ impl RetrievalLog {
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(CACHE_BYTES)
+            // sled's own background flushes would bypass the flush gate (crate::sled_gate).
+            .flush_every_ms(None)
             .open()
             .map_err(|e| StoreError::storage(format!("opening {}", dir.display()), e))?;
         Ok(RetrievalLog {
@@ -151,8 +153,7 @@ impl RetrievalLog {
         for key in &doomed {
             batch.remove(key);
         }
-        self.db
-            .apply_batch(batch)
+        crate::sled_gate::exclusively(|| self.db.apply_batch(batch))
             .map_err(|e| StoreError::storage("pruning the retrieval log", e))?;
         Ok(doomed.len())
     }
@@ -167,8 +168,7 @@ impl RetrievalLog {
 
     /// Writes what is buffered to disk (at shutdown).
     pub fn flush(&self) -> Result<(), StoreError> {
-        self.db
-            .flush()
+        crate::sled_gate::flush_now(&self.db)
             .map(|_| ())
             .map_err(|e| StoreError::storage("flushing the retrieval log", e))
     }

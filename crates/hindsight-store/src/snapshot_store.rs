@@ -68,11 +68,9 @@ impl SnapshotStore {
         let mut batch = Batch::default();
         batch.insert(keys::SNAPSHOT_META, encode("snapshot meta", meta)?);
         batch.insert(keys::SNAPSHOT_DATA, data);
-        self.tree
-            .apply_batch(batch)
+        crate::sled_gate::exclusively(|| self.tree.apply_batch(batch))
             .map_err(|e| StoreError::storage("saving the snapshot", e))?;
-        self.db
-            .flush_async()
+        crate::sled_gate::flush(&self.db)
             .await
             .map_err(|e| StoreError::storage("flushing the snapshot", e))?;
         Ok(true)

@@ -63,6 +63,8 @@ impl StateMachineStore {
         let db = sled::Config::new()
             .path(path)
             .cache_capacity(cache_capacity_bytes)
+            // sled's own background flushes would bypass the flush gate (crate::sled_gate).
+            .flush_every_ms(None)
             .open()
             .map_err(|e| StoreError::storage(format!("opening {}", path.display()), e))?;
         Self::with_db(db, group, listener)
@@ -138,7 +140,7 @@ impl StateMachineStore {
         if let Some(m) = &membership {
             batch.insert(keys::MEMBERSHIP, encode("membership", m)?);
         }
-        tree.apply_batch(batch)
+        crate::sled_gate::exclusively(|| tree.apply_batch(batch))
             .map_err(|e| StoreError::storage(format!("applying entry {log_id}"), e))?;
 
         self.last_applied = Some(log_id);
@@ -160,8 +162,7 @@ impl StateMachineStore {
     async fn capture(&self) -> Result<(Meta, Vec<u8>), StoreError> {
         // Durable before the snapshot exists: openraft purges the log behind a snapshot, and
         // re-applying after a crash needs either the state on disk or the log.
-        self.db
-            .flush_async()
+        crate::sled_gate::flush(&self.db)
             .await
             .map_err(|e| StoreError::storage("flushing state before a snapshot", e))?;
         let tree = self.shared.tree().clone();
@@ -210,10 +211,9 @@ impl StateMachineStore {
             keys::MEMBERSHIP,
             encode("membership", &meta.last_membership)?,
         );
-        tree.apply_batch(batch)
+        crate::sled_gate::exclusively(|| tree.apply_batch(batch))
             .map_err(storage("loading the snapshot"))?;
-        self.db
-            .flush_async()
+        crate::sled_gate::flush(&self.db)
             .await
             .map_err(storage("flushing the loaded snapshot"))?;
 
@@ -223,8 +223,7 @@ impl StateMachineStore {
                 encode("state generation", &next)?,
             )
             .map_err(storage("switching the state generation"))?;
-        self.db
-            .flush_async()
+        crate::sled_gate::flush(&self.db)
             .await
             .map_err(storage("flushing the state generation switch"))?;
 

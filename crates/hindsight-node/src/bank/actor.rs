@@ -108,7 +108,7 @@ async fn apply_effects(
             }
             Effect::MemoryRemoved { id, .. } => view.remove(id),
             Effect::BankChanged(_) => {
-                if let Some(config) = context.reader.bank(&view.name)? {
+                if let Some(config) = context.reader_of(&view.name)?.bank(&view.name)? {
                     view.set_config(config);
                 }
             }
@@ -142,8 +142,8 @@ async fn load_view(
     myself: &ActorRef<BankMsg>,
 ) -> Result<Arc<BankView>, ActorProcessingErr> {
     let started = Instant::now();
-    let config = context
-        .reader
+    let reader = context.reader_of(bank)?;
+    let config = reader
         .bank(bank)?
         .ok_or_else(|| format!("bank {bank} does not exist"))?;
     let model = context.embedder.model_id().to_string();
@@ -177,7 +177,7 @@ async fn load_view(
     };
     // Register before reading the store: effects applied from here on queue in this actor's mailbox,
     // and replaying one the load already saw is harmless.
-    let applied = context.reader.last_applied_index();
+    let applied = reader.last_applied_index();
     let view = Arc::new(BankView::new(config, index, applied));
     context.registry.insert(
         bank.clone(),
@@ -187,7 +187,7 @@ async fn load_view(
         },
     );
     let memories = {
-        let reader = context.reader.clone();
+        let reader = reader.clone();
         let bank = bank.clone();
         tokio::task::spawn_blocking(move || reader.bank_memories(&bank)).await??
     };

@@ -5,12 +5,16 @@ use std::sync::Arc;
 use hindsight_core::BankName;
 use hindsight_store::StateReader;
 
+use crate::error::NodeError;
+use crate::homes::Homes;
+
 use crate::bank::registry::BankRegistry;
 use crate::embedding::SharedEmbedder;
 
 /// What every bank actor shares.
 pub struct BankContext {
-    pub reader: StateReader,
+    /// Where each bank's records are.
+    pub homes: Homes,
     pub embedder: SharedEmbedder,
     /// Texts `embedder` was asked to embed since the node started (see [`crate::embedding::Counting`]).
     pub embedded_texts: Arc<AtomicU64>,
@@ -19,6 +23,11 @@ pub struct BankContext {
 }
 
 impl BankContext {
+    /// The store reader holding `bank` on this node.
+    pub fn reader_of(&self, bank: &BankName) -> Result<StateReader, NodeError> {
+        Ok(self.homes.of_bank(bank)?.reader().clone())
+    }
+
     pub fn index_dir(&self, bank: &BankName) -> PathBuf {
         // Bank names hold '/', which must not become directories of their own.
         self.index_root.join(bank.as_str().replace('/', "%2F"))

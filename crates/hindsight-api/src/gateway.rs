@@ -1,0 +1,150 @@
+//! Any node takes any request. With partitions, a node holds only the banks of the partitions
+//! placed on it; a request about a bank (or memory) of another partition is handed, credentials
+//! and all, to a node that holds it, and its answer comes back as this node's. The caller never
+//! learns where a bank lives. The owner checks the credentials again; they are the caller's, not
+//! this node's.
+//!
+//! A handed-over request carries [`FORWARDED_HEADER`] and is never handed on again: two nodes
+//! that disagree about the placement for a moment answer "unavailable" rather than pass a request
+//! back and forth.
+
+use std::future::Future;
+
+use hindsight_core::placement::PartitionId;
+use hindsight_node::Node;
+use tonic::transport::Channel;
+use tonic::{Code, Request, Response, Status};
+
+use crate::status::from_node;
+
+/// Set on a request one node hands to another.
+pub const FORWARDED_HEADER: &str = "x-hindsight-forwarded";
+
+/// The nodes to hand `request` to: `None` when this node serves it itself (it holds the
+/// partition, there are no partitions, or the request was handed over already).
+pub(crate) fn owners<T>(
+    node: &Node,
+    partition: Option<PartitionId>,
+    request: &Request<T>,
+) -> Result<Option<Vec<(u64, Channel)>>, Status> {
+    if request.metadata().contains_key(FORWARDED_HEADER) {
+        return Ok(None);
+    }
+    node.owners_elsewhere(partition).map_err(from_node)
+}
+
+/// Sends `request` to the first of `owners` that answers (a node that is down or has no quorum
+/// for the partition passes it to the next) through `call`, and returns its answer.
+pub(crate) async fn forward<T, R, F, Fut>(
+    owners: Vec<(u64, Channel)>,
+    request: &Request<T>,
+    call: F,
+) -> Result<Response<R>, Status>
+where
+    T: Clone,
+    F: Fn(Channel, Request<T>) -> Fut,
+    Fut: Future<Output = Result<Response<R>, Status>>,
+{
+    Ok(forward_from(owners, request, &call).await?.1)
+}
+
+/// [`forward`], also naming the node that answered.
+async fn forward_from<T, R, F, Fut>(
+    owners: Vec<(u64, Channel)>,
+    request: &Request<T>,
+    call: &F,
+) -> Result<(u64, Response<R>), Status>
+where
+    T: Clone,
+    F: Fn(Channel, Request<T>) -> Fut,
+    Fut: Future<Output = Result<Response<R>, Status>>,
+{
+    let mut last = Status::unavailable("no node holds the partition");
+    for (node_id, channel) in owners {
+        let mut handed = Request::new(request.get_ref().clone());
+        if let Some(key) = request.metadata().get("authorization") {
+            handed.metadata_mut().insert("authorization", key.clone());
+        }
+        handed
+            .metadata_mut()
+            .insert(FORWARDED_HEADER, tonic::metadata::MetadataValue::from(1u64));
+        match call(channel, handed).await {
+            Ok(response) => return Ok((node_id, response)),
+            Err(status) if status.code() == Code::Unavailable => {
+                last = Status::unavailable(format!(
+                    "node {node_id}, which holds the partition: {}",
+                    status.message()
+                ));
+            }
+            Err(status) => return Err(status),
+        }
+    }
+    Err(last)
+}
+
+/// A request that concerns every partition (listing banks), asked of nodes that between them hold
+/// every partition this node holds no replica of; their answers, one per node asked. Nothing when
+/// this node holds them all, or the request was handed over already.
+pub(crate) async fn from_other_partitions<T, R, F, Fut>(
+    node: &Node,
+    request: &Request<T>,
+    call: F,
+) -> Result<Vec<Response<R>>, Status>
+where
+    T: Clone,
+    F: Fn(Channel, Request<T>) -> Fut,
+    Fut: Future<Output = Result<Response<R>, Status>>,
+{
+    if request.metadata().contains_key(FORWARDED_HEADER) {
+        return Ok(vec![]);
+    }
+    let Some(table) = node.placement().map_err(from_node)? else {
+        return Ok(vec![]);
+    };
+    let mut covered: std::collections::BTreeSet<PartitionId> = node
+        .partitions()
+        .map(|p| p.hosted().into_iter().collect())
+        .unwrap_or_default();
+    let mut answers = vec![];
+    for p in 0..table.partition_count() {
+        if covered.contains(&p) {
+            continue;
+        }
+        let Some(owners) = node.owners_elsewhere(Some(p)).map_err(from_node)? else {
+            continue;
+        };
+        let (answered_by, answer) = forward_from(owners, request, &call).await?;
+        covered.extend(table.partitions_of(answered_by));
+        answers.push(answer);
+    }
+    Ok(answers)
+}
+
+/// The partition of a bank named in a request; `None` for a name that does not parse (this node
+/// then refuses it itself) or without partitions.
+pub(crate) fn bank_partition(node: &Node, bank: &str) -> Option<PartitionId> {
+    node.partition_of_bank(&bank.parse().ok()?)
+}
+
+/// The partition of a memory id named in a request; `None` as for [`bank_partition`].
+pub(crate) fn memory_partition(node: &Node, id: &str) -> Option<PartitionId> {
+    node.partition_of_memory(id.parse().ok()?)
+}
+
+/// Hands the request to the owners of `$partition`, when this node holds no replica of it,
+/// through the `$client` method `$method`, and returns their answer from the calling function.
+macro_rules! forward_to_owners {
+    ($self:ident, $request:ident, $partition:expr, $client:ident :: $method:ident) => {
+        if let Some(owners) = $crate::gateway::owners(&$self.node, $partition, &$request)? {
+            return $crate::gateway::forward(owners, &$request, |channel, handed| async move {
+                $client::new(channel)
+                    .max_decoding_message_size($crate::server::MAX_MESSAGE_BYTES)
+                    .max_encoding_message_size($crate::server::MAX_MESSAGE_BYTES)
+                    .$method(handed)
+                    .await
+            })
+            .await;
+        }
+    };
+}
+pub(crate) use forward_to_owners;
