@@ -1059,6 +1059,26 @@ fn bank_in_partition(p: u32, tag: &str) -> String {
         .expect("some name lands in every partition")
 }
 
+/// A write of `content` into `bank` as the public API takes it.
+fn wire_write(bank: &str, content: &str) -> pb::WriteRequest {
+    pb::WriteRequest {
+        bank: bank.to_string(),
+        content: content.to_string(),
+        provenance: Some(pb::Provenance {
+            source: "user".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// Asserts that `result` is an `InvalidArgument` refusal whose reason mentions `reason`.
+fn assert_refused<T: std::fmt::Debug>(result: Result<T, tonic::Status>, reason: &str) {
+    let status = result.expect_err(reason);
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains(reason), "{}", status.message());
+}
+
 /// A gRPC client of `member`'s public API.
 async fn public_client(member: &Member) -> MemoryServiceClient<tonic::transport::Channel> {
     MemoryServiceClient::connect(format!("http://{}", member.grpc))
@@ -1084,15 +1104,7 @@ async fn partition_takes_a_write(
     let round_trip = async {
         let written = public_client(entry)
             .await
-            .write(pb::WriteRequest {
-                bank: bank.clone(),
-                content: content.clone(),
-                provenance: Some(pb::Provenance {
-                    source: "user".into(),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            })
+            .write(wire_write(&bank, &content))
             .await
             .map_err(|e| eprintln!("partition {p}: write through node {}: {e}", entry.id))
             .ok()?
@@ -1284,4 +1296,109 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
     }
     all_read_back(&members, &written).await;
     stop_all(members).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_bank_lives_in_its_partition_and_requests_across_partitions_are_refused_whole() {
+    let test = "a_bank_lives_in_its_partition_and_requests_across_partitions_are_refused_whole";
+    let _turn = watchdog(test, TEST_LIMIT).await;
+    let root = tempfile::tempdir().unwrap();
+    let member = Member::start_with(root.path(), 1, None, None, with_partitions).await;
+    wait_until("the node to open every partition", STEP_LIMIT, || {
+        member.node.partitions().unwrap().hosted().len() == PARTITIONS as usize
+    })
+    .await;
+    let (north, south) = (bank_in_partition(1, "north"), bank_in_partition(4, "south"));
+    let mut memories = public_client(&member).await;
+    let mut banks = hindsight_api::pb::bank_service_client::BankServiceClient::connect(format!(
+        "http://{}",
+        member.grpc
+    ))
+    .await
+    .unwrap();
+
+    // One batch is one log entry of one partition: banks of two are refused, and nothing lands.
+    let refused = memories
+        .write_batch(pb::WriteBatchRequest {
+            items: vec![
+                wire_write(&north, "the north bank's first memory"),
+                wire_write(&south, "the south bank's first memory"),
+            ],
+        })
+        .await;
+    assert_refused(refused, "different partitions");
+    let listed = banks
+        .list_banks(pb::ListBanksRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(listed.banks.is_empty(), "nothing was stored: {listed:?}");
+
+    // Each bank's memories carry its partition in their ids and live in its store alone.
+    let mut ids = BTreeMap::new();
+    for (bank, p) in [(&north, 1), (&south, 4)] {
+        let written = memories
+            .write(wire_write(
+                bank,
+                &format!("{bank} keeps the spare key under the mat"),
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        let id: MemoryId = written.id.parse().unwrap();
+        assert_eq!(member.node.partition_of_memory(id), Some(p));
+        assert_eq!(
+            member.node.partition_of_bank(&bank.parse().unwrap()),
+            Some(p)
+        );
+        let read = memories
+            .get(pb::GetRequest {
+                id: written.id.clone(),
+                consistency: None,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(read.memory.unwrap().bank, *bank);
+        ids.insert(bank.clone(), written.id);
+    }
+    let listed: Vec<String> = banks
+        .list_banks(pb::ListBanksRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .banks
+        .into_iter()
+        .filter_map(|b| b.bank.map(|b| b.name))
+        .collect();
+    let mut expected = vec![north.clone(), south.clone()];
+    expected.sort();
+    assert_eq!(listed, expected);
+
+    // An export keeps its ids, which name the exported bank's partition: it imports into a bank
+    // of the same partition and is refused, whole, by a bank of another.
+    let export = banks
+        .export_bank(pb::ExportBankRequest {
+            name: north.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let elsewhere = bank_in_partition(2, "copy");
+    let refused = banks
+        .import_bank(pb::ImportBankRequest {
+            name: elsewhere.clone(),
+            lines: export.lines.clone(),
+        })
+        .await;
+    assert_refused(refused, "partition 2");
+    let missing = banks
+        .get_bank(pb::GetBankRequest {
+            name: elsewhere.clone(),
+        })
+        .await
+        .expect_err("the refused import created nothing");
+    assert_eq!(missing.code(), tonic::Code::NotFound);
+    member.stop().await;
 }
