@@ -552,12 +552,8 @@ impl Node {
             self.hint_reviewer_here(bank).await;
             return;
         }
-        let service = match (self.partition_of_bank(bank), &self.inner.partitions) {
-            (Some(p), Some(partitions)) => match partitions.service(p) {
-                Some(service) => service,
-                None => return,
-            },
-            _ => self.inner.cluster.clone(),
+        let Ok(service) = self.bank_service(bank) else {
+            return;
         };
         if let Err(e) = service.hint_leader(bank).await {
             tracing::debug!(%bank, error = %e, "review hint not delivered to the leader");
@@ -899,17 +895,21 @@ impl Node {
         &self,
         bank: &BankName,
     ) -> Result<Option<(u64, tonic::transport::Channel)>, NodeError> {
-        let service = match (self.partition_of_bank(bank), &self.inner.partitions) {
+        self.bank_service(bank)?
+            .leader_channel()
+            .map_err(|e| NodeError::Unavailable(e.to_string()))
+    }
+
+    /// This node's node-to-node service of the group `bank` lives in.
+    fn bank_service(&self, bank: &BankName) -> Result<RaftTransportService, NodeError> {
+        match (self.partition_of_bank(bank), &self.inner.partitions) {
             (Some(p), Some(partitions)) => partitions.service(p).ok_or_else(|| {
                 NodeError::Unavailable(format!(
                     "bank {bank} lives in partition {p}, which this node holds no replica of"
                 ))
-            })?,
-            _ => self.inner.cluster.clone(),
-        };
-        service
-            .leader_channel()
-            .map_err(|e| NodeError::Unavailable(e.to_string()))
+            }),
+            _ => Ok(self.inner.cluster.clone()),
+        }
     }
 
     /// The nodes to hand a request about `partition` to when this node holds no replica of it,
