@@ -275,6 +275,25 @@ async fn a_write_acknowledged_by_one_node_is_read_on_every_other() {
             assert!(memory.content.starts_with("forwarded record"));
         }
     }
+    // A bank created a moment ago is new to the other replicas; a linearizable recall there
+    // still finds it, instead of answering that the bank does not exist.
+    let leader = members.iter().find(|m| m.node.is_leader()).unwrap();
+    for round in 0..20 {
+        let fresh: BankName = format!("fresh-{round}").parse().unwrap();
+        leader
+            .node
+            .create_bank(fresh.clone(), BankPatch::default())
+            .await
+            .unwrap();
+        for reader in members.iter().filter(|m| m.id != leader.id) {
+            let mut recall = RecallRequest::new(vec![fresh.clone()], "anything", 5);
+            recall.consistency = Consistency::Linearizable;
+            let response = within("a recall", STEP_LIMIT, reader.node.recall(recall))
+                .await
+                .unwrap_or_else(|e| panic!("recall of {fresh} on node {}: {e}", reader.id));
+            assert!(response.hits.is_empty());
+        }
+    }
     // A review asked of a follower runs on the leader, which alone reviews the bank.
     let client = hindsight_api::HindsightClient::connect(&follower.grpc.to_string())
         .await

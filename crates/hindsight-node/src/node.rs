@@ -1090,18 +1090,19 @@ impl Node {
             .map_err(NodeError::Unavailable)
     }
 
-    /// Makes sure reads see every write acknowledged before they began. Returns the views to read,
-    /// which differ from `views` when a bank's actor was restarted meanwhile.
+    /// The views of `banks` to read, showing every write acknowledged before the call when asked to
+    /// be linearizable. The barrier comes before the banks are looked up: a follower that has not
+    /// yet applied a bank's creation must not answer that the bank does not exist.
     pub(crate) async fn read_barrier(
         &self,
-        views: Vec<Arc<BankView>>,
+        banks: &[BankName],
         consistency: Consistency,
     ) -> Result<Vec<Arc<BankView>>, NodeError> {
         if consistency == Consistency::Linearizable {
             // Each group the banks live in, once.
             let mut barriers: Vec<Option<PartitionId>> = vec![];
-            for view in &views {
-                let home = self.home_of_bank(&view.name)?;
+            for bank in banks {
+                let home = self.home_of_bank(bank)?;
                 if barriers.contains(&home.partition) {
                     continue;
                 }
@@ -1112,9 +1113,10 @@ impl Node {
                     .map_err(|e| NodeError::Unavailable(e.to_string()))?;
             }
         }
-        let mut caught_up = Vec::with_capacity(views.len());
-        for view in views {
-            let needed = self.inner.context.registry.last_effect(&view.name);
+        let mut caught_up = Vec::with_capacity(banks.len());
+        for bank in banks {
+            let view = self.bank_view(bank).await?;
+            let needed = self.inner.context.registry.last_effect(bank);
             caught_up.push(self.wait_indexed(view, needed).await?);
         }
         Ok(caught_up)

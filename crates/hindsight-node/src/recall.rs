@@ -43,11 +43,10 @@ pub async fn recall(
 ) -> Result<RecallResponse, NodeError> {
     let started = Instant::now();
     request.validate(&node.config().limits)?;
-    let mut views = Vec::with_capacity(request.banks.len());
-    for bank in &request.banks {
-        views.push(node.bank_view(bank).await?);
-    }
-    let views = Arc::new(node.read_barrier(views, request.consistency).await?);
+    let views = Arc::new(
+        node.read_barrier(&request.banks, request.consistency)
+            .await?,
+    );
 
     let now = Timestamp::now();
     let as_of = request.as_of.unwrap_or(now);

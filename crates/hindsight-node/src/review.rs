@@ -42,9 +42,8 @@ pub async fn review(
     let mut phases = Phases::new();
     let now = Timestamp::now();
     let as_of = as_of.unwrap_or(now);
-    let view = node.bank_view(&bank).await?;
     let view = node
-        .read_barrier(vec![view], Consistency::Linearizable)
+        .read_barrier(std::slice::from_ref(&bank), Consistency::Linearizable)
         .await?
         .remove(0);
     phases.mark("read barrier");
