@@ -20,6 +20,15 @@ use crate::status::from_node;
 /// Set on a request one node hands to another.
 pub const FORWARDED_HEADER: &str = "x-hindsight-forwarded";
 
+/// The headers of a request that go with it when it is handed on: the caller's credentials, and
+/// the recall a part of a recall over several partitions belongs to.
+const PASSED_ON: [&str; 2] = ["authorization", crate::recall_across::RECALL_PART_HEADER];
+
+/// Whether `request` was handed over by another node.
+pub(crate) fn is_forwarded<T>(request: &Request<T>) -> bool {
+    request.metadata().contains_key(FORWARDED_HEADER)
+}
+
 /// The nodes to hand `request` to: `None` when this node serves it itself (it holds the
 /// partition, there are no partitions, or the request was handed over already).
 pub(crate) fn owners<T>(
@@ -27,7 +36,7 @@ pub(crate) fn owners<T>(
     partition: Option<PartitionId>,
     request: &Request<T>,
 ) -> Result<Option<Vec<(u64, Channel)>>, Status> {
-    if request.metadata().contains_key(FORWARDED_HEADER) {
+    if is_forwarded(request) {
         return Ok(None);
     }
     node.owners_elsewhere(partition).map_err(from_node)
@@ -62,8 +71,10 @@ where
     let mut last = Status::unavailable("no node holds the partition");
     for (node_id, channel) in owners {
         let mut handed = Request::new(request.get_ref().clone());
-        if let Some(key) = request.metadata().get("authorization") {
-            handed.metadata_mut().insert("authorization", key.clone());
+        for header in PASSED_ON {
+            if let Some(value) = request.metadata().get(header) {
+                handed.metadata_mut().insert(header, value.clone());
+            }
         }
         handed
             .metadata_mut()
@@ -95,7 +106,7 @@ where
     F: Fn(Channel, Request<T>) -> Fut,
     Fut: Future<Output = Result<Response<R>, Status>>,
 {
-    if request.metadata().contains_key(FORWARDED_HEADER) {
+    if is_forwarded(request) {
         return Ok(vec![]);
     }
     let Some(table) = node.placement().map_err(from_node)? else {

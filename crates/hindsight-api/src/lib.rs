@@ -13,6 +13,7 @@ mod grpc_metrics;
 pub mod http;
 mod memory_service;
 mod node_service;
+mod recall_across;
 pub mod rest;
 mod server;
 mod server_status;

@@ -8,10 +8,11 @@ use hindsight_core::auth::Right;
 use crate::access::{principal, require, require_on_memory};
 use crate::convert::opt_time;
 use crate::convert::retrieval::recall_id;
-use crate::gateway::{bank_partition, forward_to_owners, memory_partition};
+use crate::gateway::{bank_partition, forward_to_owners, is_forwarded, memory_partition};
 use crate::pb;
 use crate::pb::memory_service_client::MemoryServiceClient;
 use crate::pb::memory_service_server::MemoryService;
+use crate::recall_across;
 use crate::status::{from_node, invalid, parse};
 
 /// Reason recorded in a record's history when a forget request gives none.
@@ -86,6 +87,19 @@ impl MemoryService for MemoryApi {
         &self,
         request: Request<pb::RecallRequest>,
     ) -> Result<Response<pb::RecallResponse>, Status> {
+        if !is_forwarded(&request) {
+            if let Some(groups) = recall_across::partitions_of(&self.node, &request.get_ref().banks)
+            {
+                // Checked here once, so that a refusal is one clear answer, not one per part.
+                let caller = principal(&self.node, &request)?;
+                let parsed: RecallRequest = parse(request.get_ref().clone())?;
+                for bank in &parsed.banks {
+                    require(&caller, Right::Read, bank)?;
+                }
+                return recall_across::recall(&self.node, &caller.name, request, groups, &parsed)
+                    .await;
+            }
+        }
         forward_to_owners!(
             self,
             request,
@@ -97,16 +111,21 @@ impl MemoryService for MemoryApi {
             MemoryServiceClient::recall
         );
         let caller = principal(&self.node, &request)?;
+        let part_of = recall_across::part_of(&request)?;
         let request: RecallRequest = parse(request.into_inner())?;
         // Every bank of a recall over several is checked: one without the right refuses it all.
         for bank in &request.banks {
             require(&caller, Right::Read, bank)?;
         }
-        let response = self
-            .node
-            .recall_as(&caller.name, request)
-            .await
-            .map_err(from_node)?;
+        let response = match part_of {
+            Some(recall) => {
+                self.node
+                    .recall_part_as(&caller.name, request, recall)
+                    .await
+            }
+            None => self.node.recall_as(&caller.name, request).await,
+        }
+        .map_err(from_node)?;
         Ok(Response::new((&response).into()))
     }
 

@@ -1187,6 +1187,69 @@ async fn all_read_back(members: &[Member], written: &[(String, String)]) {
     }
 }
 
+/// One recall over a bank of every partition, through each member's public API: whichever node
+/// is asked, and whatever partitions it holds, the answer holds every bank's memory, under one
+/// recall id; feedback on each result, given to the node that was asked, finds that recall.
+async fn recall_across_partitions(members: &[Member], tag: &str) {
+    let banks: Vec<String> = (0..PARTITIONS).map(|p| bank_in_partition(p, tag)).collect();
+    for member in members {
+        let mut client = public_client(member).await;
+        let response = within(
+            &format!("a recall over every partition through node {}", member.id),
+            STEP_LIMIT,
+            client.recall(pb::RecallRequest {
+                banks: banks.clone(),
+                query: format!("remembers {tag}"),
+                top_k: Some(2 * PARTITIONS),
+                ..Default::default()
+            }),
+        )
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "recall over every partition through node {}: {e}",
+                member.id
+            )
+        })
+        .into_inner();
+        let found: BTreeSet<String> = response
+            .hits
+            .iter()
+            .filter_map(|h| h.memory.as_ref().map(|m| m.bank.clone()))
+            .collect();
+        assert_eq!(
+            found,
+            banks.iter().cloned().collect::<BTreeSet<_>>(),
+            "node {} holds partitions {:?}",
+            member.id,
+            member.node.partitions().unwrap().hosted()
+        );
+        assert!(
+            !response.recall_id.is_empty(),
+            "one id for the whole recall"
+        );
+        if member.id != members[0].id {
+            continue;
+        }
+        for hit in &response.hits {
+            let memory = hit.memory.as_ref().unwrap();
+            let report = within(
+                "feedback on a result of a recall over every partition",
+                STEP_LIMIT,
+                client.feedback(pb::FeedbackRequest {
+                    recall_id: response.recall_id.clone(),
+                    memory_id: memory.id.clone(),
+                    outcome: "used".into(),
+                }),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("feedback on {} of {}: {e}", memory.id, memory.bank))
+            .into_inner();
+            assert!(report.applied);
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_leave() {
     let test = "partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_leave";
@@ -1224,6 +1287,7 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
         );
     }
     all_read_back(&members, &written).await;
+    recall_across_partitions(&members, "all-up").await;
 
     // One node down: every partition keeps two of its three replicas.
     let fifth = members.pop().unwrap();

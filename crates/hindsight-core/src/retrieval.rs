@@ -119,6 +119,30 @@ impl RetrievalRecord {
     pub fn hit(&self, memory: MemoryId) -> Option<&LoggedHit> {
         self.hits.iter().find(|h| h.memory == memory)
     }
+
+    /// Takes in `part`, another part of the same recall served over other banks (a recall over
+    /// banks of several partitions is served by a node per partition, each logging its part under
+    /// the one id the caller got). Banks and hits are merged, hits ranked again by score; the
+    /// slowest part's latency stands for the whole.
+    pub fn absorb(&mut self, part: RetrievalRecord) {
+        for bank in part.request.banks {
+            if !self.request.banks.contains(&bank) {
+                self.request.banks.push(bank);
+            }
+        }
+        for hit in part.hits {
+            if self.hit(hit.memory).is_none() {
+                self.hits.push(hit);
+            }
+        }
+        self.hits
+            .sort_by(|a, b| b.score.total_cmp(&a.score).then(a.memory.cmp(&b.memory)));
+        for (n, hit) in self.hits.iter_mut().enumerate() {
+            hit.rank = n as u32 + 1;
+        }
+        self.latency_micros = self.latency_micros.max(part.latency_micros);
+        self.feedback.extend(part.feedback);
+    }
 }
 
 /// Which logged recalls to list, newest first.

@@ -25,14 +25,16 @@ pub struct FeedbackReport {
     pub applied: bool,
 }
 
-/// Records a served recall and gives the response its recall id. A log that cannot be written
-/// costs the caller its recall id, not its answer.
+/// Records a served recall and gives the response its recall id: `part_of`, when the recall is
+/// one part of a recall over several partitions whose caller already has that id, else a new one.
+/// A log that cannot be written costs the caller its recall id, not its answer.
 pub(crate) fn log_recall(
     node: &Node,
     principal: &str,
     request: RecallRequest,
     response: &mut RecallResponse,
     at: Timestamp,
+    part_of: Option<RecallId>,
 ) {
     let Ok(log) = node.retrieval_log() else {
         return;
@@ -40,7 +42,7 @@ pub(crate) fn log_recall(
     if !log.enabled() {
         return;
     }
-    let id = RecallId::new(at.millis(), rand::random());
+    let id = part_of.unwrap_or_else(|| RecallId::new(at.millis(), rand::random()));
     let record = RetrievalRecord {
         id,
         at,
@@ -62,8 +64,16 @@ pub(crate) fn log_recall(
         latency_micros: response.took_micros,
         feedback: vec![],
     };
-    match log.record(&record) {
-        Ok(()) => response.recall_id = Some(id),
+    let recorded = match part_of {
+        Some(_) => log.record_part(record),
+        None => log.record(&record).map(|()| true),
+    };
+    match recorded {
+        Ok(true) => response.recall_id = Some(id),
+        Ok(false) => tracing::warn!(
+            %id,
+            "a recall part named the id of another principal's recall; not logged"
+        ),
         Err(e) => tracing::warn!(error = %e, "could not write the retrieval log"),
     }
 }

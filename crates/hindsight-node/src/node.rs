@@ -291,7 +291,7 @@ impl Node {
     }
 
     pub async fn recall(&self, request: RecallRequest) -> Result<RecallResponse, NodeError> {
-        recall::recall(self, crate::access::OPEN_PRINCIPAL, request).await
+        recall::recall(self, crate::access::OPEN_PRINCIPAL, request, None).await
     }
 
     /// [`Node::recall`] on behalf of an authenticated principal, whom the retrieval log names.
@@ -300,7 +300,19 @@ impl Node {
         principal: &str,
         request: RecallRequest,
     ) -> Result<RecallResponse, NodeError> {
-        recall::recall(self, principal, request).await
+        recall::recall(self, principal, request, None).await
+    }
+
+    /// [`Node::recall_as`] for one part of a recall over banks of several partitions: the part is
+    /// logged under `recall`, the id the whole recall's caller got, so that feedback on any of its
+    /// results finds it on the node that served that result.
+    pub async fn recall_part_as(
+        &self,
+        principal: &str,
+        request: RecallRequest,
+        recall: RecallId,
+    ) -> Result<RecallResponse, NodeError> {
+        recall::recall(self, principal, request, Some(recall)).await
     }
 
     /// Feedback on a memory that recall `recall` returned (see [`FeedbackReport`]).

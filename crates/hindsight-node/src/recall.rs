@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use hindsight_core::intent::{self, IntentProfile};
 use hindsight_core::recall::{ArmHit, Explain, RecallHit, RecallRequest, RecallResponse};
+use hindsight_core::retrieval::RecallId;
 use hindsight_core::scoring::{freshness, lifecycle_score, max_fused_score, RRF_K};
 use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
 
@@ -40,6 +41,7 @@ pub async fn recall(
     node: &Node,
     principal: &str,
     mut request: RecallRequest,
+    part_of: Option<RecallId>,
 ) -> Result<RecallResponse, NodeError> {
     let started = Instant::now();
     request.validate(&node.config().limits)?;
@@ -125,7 +127,7 @@ pub async fn recall(
             .collect();
         node.restore(archived, now).await?;
     }
-    crate::learning::log_recall(node, principal, logged_request, &mut response, now);
+    crate::learning::log_recall(node, principal, logged_request, &mut response, now, part_of);
     Ok(response)
 }
 

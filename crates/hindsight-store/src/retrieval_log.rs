@@ -79,6 +79,22 @@ impl RetrievalLog {
         Ok(())
     }
 
+    /// Records `record`, or, when a record of the same id and principal is there already (another
+    /// part of the same recall), merges it in ([`RetrievalRecord::absorb`]). Returns false, and
+    /// stores nothing, when that id belongs to another principal's recall.
+    pub fn record_part(&self, record: RetrievalRecord) -> Result<bool, StoreError> {
+        let _one_at_a_time = self.update.lock();
+        match self.get(record.id)? {
+            None => self.record(&record)?,
+            Some(existing) if existing.principal != record.principal => return Ok(false),
+            Some(mut existing) => {
+                existing.absorb(record);
+                self.put(&existing)?;
+            }
+        }
+        Ok(true)
+    }
+
     pub fn get(&self, id: RecallId) -> Result<Option<RetrievalRecord>, StoreError> {
         self.db
             .get(id.to_bytes())
@@ -190,7 +206,8 @@ fn decode(bytes: &[u8]) -> Result<RetrievalRecord, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hindsight_core::RecallRequest;
+    use hindsight_core::retrieval::LoggedHit;
+    use hindsight_core::{MemoryId, RecallRequest};
 
     fn record(millis: i64, query: &str, bank: &str) -> RetrievalRecord {
         RetrievalRecord {
@@ -268,6 +285,42 @@ mod tests {
             .get(RecallId::new(base + 2 * DAY, (base + 2 * DAY) as u128))
             .unwrap()
             .is_none());
+    }
+
+    fn hit(memory: u128, bank: &str, score: f32) -> LoggedHit {
+        LoggedHit {
+            memory: MemoryId(memory),
+            bank: bank.parse().unwrap(),
+            rank: 1,
+            score,
+            content: format!("memory {memory}"),
+            explain: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_parts_of_one_recall_merge_into_one_record_of_their_principal() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RetrievalLog::open(dir.path(), RetrievalRetention::default()).unwrap();
+        let mut first = record(1_800_000_000_000, "coffee", "a/x");
+        first.hits = vec![hit(1, "a/x", 0.5), hit(2, "a/x", 0.2)];
+        let mut second = record(1_800_000_000_000, "coffee", "b/y");
+        second.hits = vec![hit(3, "b/y", 0.4)];
+        second.latency_micros = 30;
+        assert!(log.record_part(first.clone()).unwrap());
+        assert!(log.record_part(second).unwrap());
+        let merged = log.get(first.id).unwrap().unwrap();
+        let ranked: Vec<(u128, u32)> = merged.hits.iter().map(|h| (h.memory.0, h.rank)).collect();
+        assert_eq!(ranked, [(1, 1), (3, 2), (2, 3)]);
+        assert_eq!(merged.request.banks.len(), 2);
+        assert_eq!(merged.latency_micros, 30);
+
+        // The same id from someone else is not theirs to add to.
+        let mut intruder = record(1_800_000_000_000, "coffee", "c/z");
+        intruder.principal = "someone else".into();
+        intruder.hits = vec![hit(4, "c/z", 0.9)];
+        assert!(!log.record_part(intruder).unwrap());
+        assert_eq!(log.get(first.id).unwrap().unwrap(), merged);
     }
 
     #[test]
