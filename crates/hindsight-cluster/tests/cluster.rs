@@ -153,6 +153,16 @@ static TURNS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 /// Ends the whole test process if a test is still running after `limit`. A deadlock that blocks
 /// the runtime's threads would also stop the timers behind [`within`], and a hung test would hold
 /// up every later one. Returns the test's turn, shared with the other tests.
+/// Logs to the test's output when `RUST_LOG` asks for it, to diagnose a failing run.
+fn log_if_asked() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+    }
+}
+
 async fn watchdog(
     test: &'static str,
     limit: Duration,
@@ -173,6 +183,7 @@ async fn watchdog_alone(
 }
 
 fn stop_after(test: &'static str, limit: Duration) {
+    log_if_asked();
     std::thread::spawn(move || {
         std::thread::sleep(limit);
         // Straight to stderr: the test harness captures what `eprintln!` prints, and loses it
@@ -1187,6 +1198,39 @@ async fn all_read_back(members: &[Member], written: &[(String, String)]) {
     }
 }
 
+/// A recall over `banks` through `node`'s REST API, served over real HTTP on loopback; the JSON
+/// answer, or the HTTP status line and body when it is not `200 OK`.
+async fn rest_recall(
+    node: &Node,
+    banks: &[String],
+    query: &str,
+) -> Result<serde_json::Value, String> {
+    use std::future::IntoFuture;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let server = tokio::spawn(
+        axum::serve(listener, hindsight_api::rest::router(node.clone())).into_future(),
+    );
+    let body = serde_json::json!({ "banks": banks, "query": query, "top_k": 20 }).to_string();
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST /v1/recall HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    server.abort();
+    let (status, rest) = answer.split_once("\r\n").unwrap_or((&answer, ""));
+    let json = rest.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    if !status.contains(" 200 ") {
+        return Err(format!("{status}: {json}"));
+    }
+    serde_json::from_str(json).map_err(|e| format!("{e}: {json}"))
+}
+
 /// One recall over a bank of every partition, through each member's public API: whichever node
 /// is asked, and whatever partitions it holds, the answer holds every bank's memory, under one
 /// recall id; feedback on each result, given to the node that was asked, finds that recall.
@@ -1228,6 +1272,21 @@ async fn recall_across_partitions(members: &[Member], tag: &str) {
             !response.recall_id.is_empty(),
             "one id for the whole recall"
         );
+        // REST runs the same service code, so it hands parts over just the same.
+        let rest = rest_recall(&member.node, &banks, &format!("remembers {tag}"))
+            .await
+            .unwrap_or_else(|e| panic!("REST recall through node {}: {e}", member.id));
+        let found_over_rest: BTreeSet<String> = rest["hits"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no hits in {rest}"))
+            .iter()
+            .filter_map(|h| h["memory"]["bank"].as_str().map(str::to_string))
+            .collect();
+        assert_eq!(
+            found_over_rest, found,
+            "over REST through node {}",
+            member.id
+        );
         if member.id != members[0].id {
             continue;
         }
@@ -1263,10 +1322,18 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
     }
     wait_placed(&members, &[1, 2, 3, 4, 5]).await;
     let table = members[0].node.placement().unwrap().unwrap();
-    let counts: Vec<_> = members
-        .iter()
-        .map(|m| m.node.partitions().unwrap().counts())
-        .collect();
+    let counts = || -> Vec<_> {
+        members
+            .iter()
+            .map(|m| m.node.partitions().unwrap().counts())
+            .collect()
+    };
+    // A follower learns who leads from the leader's first message, a moment after placement.
+    wait_until("every replica to know its leader", STEP_LIMIT, || {
+        counts().iter().all(|c| c.leaderless == 0)
+    })
+    .await;
+    let counts = counts();
     assert_eq!(counts.iter().map(|c| c.hosted).sum::<usize>(), 18);
     assert_eq!(counts.iter().map(|c| c.led).sum::<usize>(), 6, "{counts:?}");
     assert!(counts.iter().all(|c| c.leaderless == 0), "{counts:?}");

@@ -184,13 +184,7 @@ impl Partitions {
 
     /// One round of the loop described in the module's documentation.
     pub(crate) async fn reconcile(&self, metadata: &StoreHandle, cluster: &RaftTransportService) {
-        if !self.hosted().is_empty()
-            && !cluster
-                .status()
-                .members
-                .iter()
-                .any(|m| m.node_id == self.node_id)
-        {
+        if !self.hosted().is_empty() && self.left_cluster(cluster).await {
             // This node left the cluster, and hears of no table after that. Its replicas go, so
             // that a partition it led elects a leader among the nodes still in the cluster,
             // which then moves the partition as the newest table says.
@@ -238,6 +232,39 @@ impl Partitions {
                 self.close(p, true).await;
             }
         }
+    }
+
+    /// Whether this node is no longer in the metadata group. Its own replica may not know: a
+    /// leader sends a node nothing once it removed it, so the node may never receive its removal,
+    /// and would go on leading its partitions by an old table. The metadata leader it knows of
+    /// (or the one that leader names) settles it: the leader's membership is the newest.
+    async fn left_cluster(&self, cluster: &RaftTransportService) -> bool {
+        let counted =
+            |status: &ClusterStatus| status.members.iter().any(|m| m.node_id == self.node_id);
+        let own = cluster.status();
+        if !counted(&own) {
+            return true;
+        }
+        let (mut leader, mut members) = (own.leader_id, own.members);
+        for _hop in 0..2 {
+            let Some(leader_id) = leader.filter(|id| *id != self.node_id) else {
+                return false;
+            };
+            let Some(address) = members
+                .iter()
+                .find(|m| m.node_id == leader_id)
+                .map(|m| m.address.clone())
+            else {
+                return false;
+            };
+            match cluster.status_at(&address).await {
+                Ok(theirs) if theirs.leader_id == Some(theirs.node_id) => return !counted(&theirs),
+                // A deposed leader names its successor: ask that one.
+                Ok(theirs) => (leader, members) = (theirs.leader_id, theirs.members),
+                Err(_) => return false,
+            }
+        }
+        false
     }
 
     /// On the metadata group's leader: the table its voters call for, proposed when it differs
