@@ -90,7 +90,10 @@ impl NodeService for NodeApi {
         request: Request<pb::ClusterStatusRequest>,
     ) -> Result<Response<pb::ClusterStatusResponse>, Status> {
         require_global_admin(&principal(&self.node, &request)?)?;
-        Ok(Response::new(cluster_status(self.node.cluster_status())))
+        Ok(Response::new(cluster_status(
+            &self.node,
+            self.node.cluster_status(),
+        )))
     }
 
     async fn init_cluster(
@@ -101,7 +104,7 @@ impl NodeService for NodeApi {
         require_global_admin(&caller)?;
         let status = self.node.init_cluster().await.map_err(from_node)?;
         tracing::info!(by = %caller.name, "cluster initialised");
-        Ok(Response::new(cluster_status(status)))
+        Ok(Response::new(cluster_status(&self.node, status)))
     }
 
     async fn join_cluster(
@@ -118,7 +121,7 @@ impl NodeService for NodeApi {
         }
         let status = self.node.join_cluster(&seed).await.map_err(from_node)?;
         tracing::info!(%seed, by = %caller.name, "joined a cluster");
-        Ok(Response::new(cluster_status(status)))
+        Ok(Response::new(cluster_status(&self.node, status)))
     }
 
     async fn remove_member(
@@ -133,12 +136,33 @@ impl NodeService for NodeApi {
         }
         let status = self.node.remove_member(id).await.map_err(from_node)?;
         tracing::info!(node = id, by = %caller.name, "member removed");
-        Ok(Response::new(cluster_status(status)))
+        Ok(Response::new(cluster_status(&self.node, status)))
     }
 }
 
-fn cluster_status(s: hindsight_cluster::ClusterStatus) -> pb::ClusterStatusResponse {
+fn cluster_status(node: &Node, s: hindsight_cluster::ClusterStatus) -> pb::ClusterStatusResponse {
+    let table = node.placement().ok().flatten();
+    let partitions = match (node.partitions(), &table) {
+        (Some(partitions), Some(table)) => (0..table.partition_count())
+            .map(|p| {
+                let here = partitions.status(p);
+                pb::PartitionStatus {
+                    partition: p,
+                    replicas: table.replicas(p).to_vec(),
+                    hosted: here.is_some(),
+                    leader_id: here.as_ref().and_then(|s| s.leader_id),
+                    applied_index: here.as_ref().and_then(|s| s.applied_index),
+                    voters: here
+                        .map(|s| s.voters().into_iter().collect())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect(),
+        _ => vec![],
+    };
     pb::ClusterStatusResponse {
+        placement_version: table.map(|t| t.version),
+        partitions,
         node_id: s.node_id,
         leader_id: s.leader_id,
         term: s.term,

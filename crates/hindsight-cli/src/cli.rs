@@ -48,7 +48,8 @@ pub enum Command {
     Bank(BankCommand),
     /// Show the node's state.
     Status(StatusArgs),
-    /// Show the Raft cluster: members, leader, term, indexes and each follower's lag.
+    /// Show the Raft cluster: members, leader, term, indexes and each follower's lag; with
+    /// partitions, also where the placement table puts each one and what this node's replica sees.
     Cluster(StatusArgs),
     /// Make a node started with cluster.bootstrap = false the first member of a new cluster.
     Init(StatusArgs),

@@ -58,6 +58,15 @@ fn status_json(s: &ClusterStatusResponse) -> Value {
             "voter": m.voter,
             "lag": m.lag,
         })).collect::<Vec<_>>(),
+        "placement_version": s.placement_version,
+        "partitions": s.partitions.iter().map(|p| json!({
+            "partition": p.partition,
+            "replicas": p.replicas,
+            "hosted": p.hosted,
+            "leader_id": p.leader_id,
+            "applied_index": p.applied_index,
+            "voters": p.voters,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -89,5 +98,43 @@ fn status_text(s: &ClusterStatusResponse) -> String {
             index(m.lag),
         ]);
     }
-    format!("{}\n{}", fields.render(), members.render())
+    let mut out = format!("{}\n{}", fields.render(), members.render());
+    if let Some(version) = s.placement_version {
+        out.push_str(&format!("\nplacement table version {version}\n"));
+        out.push_str(&partitions_text(s));
+    }
+    out
+}
+
+/// One row per partition: where the table places it, and what this node's replica sees.
+fn partitions_text(s: &ClusterStatusResponse) -> String {
+    let ids = |ids: &[u64]| ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let index = |i: Option<u64>| i.map_or("-".to_string(), |i| i.to_string());
+    let mut table = Table::with_header([
+        "PARTITION",
+        "REPLICAS",
+        "HERE",
+        "LEADER",
+        "VOTERS",
+        "APPLIED",
+    ]);
+    for p in &s.partitions {
+        table.row([
+            p.partition.to_string(),
+            ids(&p.replicas),
+            if p.hosted { "yes" } else { "no" }.to_string(),
+            match (p.hosted, p.leader_id) {
+                (false, _) => "-".to_string(),
+                (true, None) => "none".to_string(),
+                (true, Some(id)) => id.to_string(),
+            },
+            if p.hosted {
+                ids(&p.voters)
+            } else {
+                "-".to_string()
+            },
+            index(p.applied_index),
+        ]);
+    }
+    table.render()
 }

@@ -1337,6 +1337,33 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
     assert_eq!(counts.iter().map(|c| c.hosted).sum::<usize>(), 18);
     assert_eq!(counts.iter().map(|c| c.led).sum::<usize>(), 6, "{counts:?}");
     assert!(counts.iter().all(|c| c.leaderless == 0), "{counts:?}");
+    // Each node's cluster status shows the table and which replicas it holds.
+    for member in &members {
+        let client = hindsight_api::HindsightClient::connect(&member.grpc.to_string())
+            .await
+            .unwrap();
+        let status = client.cluster_status().await.unwrap();
+        assert_eq!(status.placement_version, Some(table.version));
+        assert_eq!(status.partitions.len(), PARTITIONS as usize);
+        for partition in &status.partitions {
+            let p = partition.partition;
+            assert_eq!(partition.replicas, table.replicas(p));
+            assert_eq!(partition.hosted, table.hosts(member.id, p));
+            if partition.hosted {
+                assert!(partition.leader_id.is_some(), "{partition:?}");
+                assert_eq!(
+                    partition.voters,
+                    table
+                        .replicas(p)
+                        .iter()
+                        .copied()
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+    }
     for member in &members {
         let count = table.partitions_of(member.id).len();
         assert!(

@@ -137,7 +137,7 @@ impl Homes {
 
     fn not_here(&self, p: PartitionId, what: &str) -> NodeError {
         NodeError::Unavailable(format!(
-            "{what} lives in partition {p}, which this node holds no replica of; send the request to a node that does (see the placement table in `hindsight cluster status`)"
+            "{what} lives in partition {p}, which this node holds no replica of; send the request to a node that does (`hindsight cluster` shows where each partition lives)"
         ))
     }
 }
