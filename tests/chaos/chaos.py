@@ -133,9 +133,10 @@ class Proxy:
 
 
 class Cluster:
-    def __init__(self, binary, n, root):
+    def __init__(self, binary, n, root, partitions):
         self.binary = binary
         self.n = n
+        self.partitions = partitions
         self.root = root
         self.isolated = set()
         self.procs = {}
@@ -224,6 +225,7 @@ class Cluster:
             "HINDSIGHT_CLUSTER_SECRET": SECRET,
             "HINDSIGHT_CLUSTER_SOURCE_IP": node["ip"],
             "HINDSIGHT_REVIEW_INTERVAL_SECS": "0",
+            "HINDSIGHT_CLUSTER_PARTITIONS": str(self.partitions),
             "RUST_LOG": env.get("RUST_LOG", "info"),
         })
         with self.lock:
@@ -331,8 +333,9 @@ def request(addr, method, path, body=None, timeout=10.0):
 
 
 class Load:
-    def __init__(self, cluster, writers, readers):
+    def __init__(self, cluster, banks, writers, readers):
         self.cluster = cluster
+        self.banks = banks
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.acked = []  # (id, content, ack time)
@@ -366,8 +369,9 @@ class Load:
                 time.sleep(0.1)
                 continue
             content = f"record {uuid.uuid4().hex} " + " ".join(rng.sample(WORDS, 10))
+            bank = rng.choice(self.banks)
             code, body = request(
-                self.cluster.http_addr(i), "POST", f"/v1/banks/{BANK}/memories",
+                self.cluster.http_addr(i), "POST", f"/v1/banks/{bank}/memories",
                 {"content": content}, timeout=15,
             )
             if code == 200 and body and body.get("disposition") == "created":
@@ -450,7 +454,15 @@ def wait_for(predicate, timeout, what):
     return False
 
 
-def all_memories(cluster, i):
+def all_memories(cluster, i, banks):
+    contents = {}
+    for bank in banks:
+        for content, ids in bank_memories(cluster, i, bank).items():
+            contents.setdefault(content, []).extend(ids)
+    return contents
+
+
+def bank_memories(cluster, i, bank):
     contents = {}
     after = None
     while True:
@@ -459,7 +471,7 @@ def all_memories(cluster, i):
             query["after"] = after
         code, body = request(
             cluster.http_addr(i), "GET",
-            f"/v1/banks/{BANK}/memories?{urllib.parse.urlencode(query)}", timeout=30,
+            f"/v1/banks/{bank}/memories?{urllib.parse.urlencode(query)}", timeout=30,
         )
         if code != 200:
             raise RuntimeError(f"node {i} did not list its memories ({code}: {body})")
@@ -480,6 +492,10 @@ def main():
     parser.add_argument("--readers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the data directories and logs")
+    parser.add_argument(
+        "--partitions", type=int, default=0,
+        help="run with cluster.partitions = P (3 replicas each) and write into 2P banks",
+    )
     args = parser.parse_args()
     if not os.access(args.bin, os.X_OK):
         sys.exit(f"chaos: {args.bin} is not an executable; build it first (cargo build --release -p hindsight-cli)")
@@ -489,7 +505,8 @@ def main():
     random.seed(seed)
     root = tempfile.mkdtemp(prefix="hindsight-chaos-")
     log(f"seed {seed}; data and logs in {root}")
-    cluster = Cluster(os.path.abspath(args.bin), args.nodes, root)
+    cluster = Cluster(os.path.abspath(args.bin), args.nodes, root, args.partitions)
+    banks = [f"{BANK}-{k}" for k in range(2 * args.partitions)] if args.partitions else [BANK]
     ok = False
     try:
         cluster.start(1)
@@ -505,12 +522,23 @@ def main():
             return s is not None and sum(1 for m in s["members"] if m["voter"]) == args.nodes
         if not wait_for(all_voters, 120, "every node to join"):
             raise RuntimeError("the cluster did not form")
-        code, body = request(cluster.http_addr(1), "POST", "/v1/banks", {"name": BANK})
-        if code != 200:
-            raise RuntimeError(f"could not create the bank: {code} {body}")
-        log(f"{args.nodes} nodes up; load and faults for {args.duration:.0f} s")
+        def placed():
+            s = cluster.status(1)
+            return s is not None and (
+                not args.partitions
+                or (len(s.get("partitions", [])) == args.partitions
+                    and all(p.get("leader_id") for p in s["partitions"]))
+            )
+        if not wait_for(placed, 120, "every partition to be placed and to elect a leader"):
+            raise RuntimeError("the partitions were not placed")
+        for bank in banks:
+            code, body = request(cluster.http_addr(1), "POST", "/v1/banks", {"name": bank})
+            if code != 200:
+                raise RuntimeError(f"could not create bank {bank}: {code} {body}")
+        log(f"{args.nodes} nodes up, {args.partitions} partitions, {len(banks)} banks; "
+            f"load and faults for {args.duration:.0f} s")
 
-        load = Load(cluster, args.writers, args.readers)
+        load = Load(cluster, banks, args.writers, args.readers)
         watch = LeaderWatch(cluster)
         supervisor = Supervisor(cluster)
         load.start()
@@ -598,15 +626,25 @@ def main():
             s = cluster.status(leader)
             if s is None:
                 return False
-            applied = {cluster.status(i)["applied_index"] if cluster.status(i) else None for i in cluster.nodes}
-            return len(applied) == 1 and None not in applied and s["last_log_index"] in applied
+            views = [cluster.status(i) for i in cluster.nodes]
+            if None in views:
+                return False
+            applied = {v["applied_index"] for v in views}
+            # Each partition's replicas too: with 3 nodes, every node holds every partition.
+            partitions_applied = {
+                tuple(p.get("applied_index") for p in v.get("partitions", [])) for v in views
+            }
+            return (
+                len(applied) == 1 and None not in applied and s["last_log_index"] in applied
+                and len(partitions_applied) == 1
+            )
         wait_for(converged, 120, "every node to apply the whole log")
 
         acked = load.acked
         lost = set()
         duplicates = set()
         for i in cluster.nodes:
-            contents = all_memories(cluster, i)
+            contents = all_memories(cluster, i, banks)
             for memory_id, content, _ in acked:
                 ids = contents.get(content, [])
                 if memory_id not in ids:

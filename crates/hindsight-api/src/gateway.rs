@@ -87,6 +87,16 @@ where
                     status.message()
                 ));
             }
+            // The owner went away mid-call: the request may or may not have been carried out,
+            // so it is not tried on the next owner (a write could land twice); the caller is
+            // told to retry, as for any unavailable node.
+            Err(status) if matches!(status.code(), Code::Unknown | Code::Cancelled) => {
+                return Err(Status::unavailable(format!(
+                    "node {node_id}, which holds the partition, did not answer ({}); the request \
+                     may or may not have been carried out",
+                    status.message()
+                )));
+            }
             Err(status) => return Err(status),
         }
     }

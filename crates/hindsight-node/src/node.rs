@@ -52,6 +52,8 @@ const PLACEMENT_CHECK_EVERY: Duration = Duration::from_secs(1);
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(3);
 /// How often a waiting request checks whether the bank's actor was replaced.
 const VIEW_RECHECK: Duration = Duration::from_millis(200);
+/// How often a node checks whether a partition replica's store stopped on a fatal error.
+const PARTITION_FAILURE_CHECK: Duration = Duration::from_millis(500);
 
 /// A running node. Cheap to clone; every clone talks to the same node.
 #[derive(Clone)]
@@ -767,12 +769,31 @@ impl Node {
         self.inner.ready.load(Ordering::SeqCst)
             && self.is_member()
             && self.inner.store.failure().is_none()
+            && self.partition_failure().is_none()
     }
 
-    /// Completes, with the reason, if the store stops on a fatal error such as a full disk. The
-    /// node then takes no writes; a restart, once the cause is fixed, recovers it from its log.
+    /// Completes, with the reason, if a store stops on a fatal error such as a full disk: the
+    /// metadata group's or a partition's. The node then takes no writes there; a restart, once
+    /// the cause is fixed, recovers it from its log. A partition's store counts as much as the
+    /// metadata one: left running, a node would go on answering for the partition from a store
+    /// that can no longer read or write.
     pub async fn store_failed(&self) -> String {
-        self.inner.store.failed().await
+        let metadata = self.inner.store.failed();
+        tokio::pin!(metadata);
+        loop {
+            tokio::select! {
+                reason = &mut metadata => return reason,
+                _ = tokio::time::sleep(PARTITION_FAILURE_CHECK) => {
+                    if let Some(reason) = self.partition_failure() {
+                        return reason;
+                    }
+                }
+            }
+        }
+    }
+
+    fn partition_failure(&self) -> Option<String> {
+        self.inner.partitions.as_ref()?.failure()
     }
 
     /// Whether this node belongs to a cluster (as a voter or a learner).

@@ -153,6 +153,16 @@ impl Partitions {
     }
 
     /// Partition `p`'s group as this node's replica sees it.
+    /// Why a replica's store stopped, if one stopped on a fatal error (a full disk, say).
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.replicas.lock().iter().find_map(|(p, replica)| {
+            replica
+                .store
+                .failure()
+                .map(|reason| format!("partition {p}: {reason}"))
+        })
+    }
+
     pub fn status(&self, p: PartitionId) -> Option<ClusterStatus> {
         self.replicas.lock().get(&p).map(|r| r.service.status())
     }
