@@ -4,7 +4,8 @@
 Starts N `hindsight serve` processes on loopback, drives concurrent writes and linearizable reads
 over HTTP while killing, restarting, pausing (SIGSTOP) and partitioning nodes, then heals
 everything and checks that every acknowledged write is present exactly once on every node and
-that no read missed a write acknowledged before the read began.
+that no read missed a write acknowledged before the read began. It also checks that, healed, every
+node's actor link holds a session with every other node again (the run fails if not).
 
 Partitions: each node serves on its own loopback address (127.0.0.1X) and sends its node-to-node
 traffic from it (cluster.source_ip), but advertises a TCP proxy on 127.0.0.1 to its peers. The
@@ -640,6 +641,17 @@ def main():
             )
         wait_for(converged, 120, "every node to apply the whole log")
 
+        def all_linked():
+            for i in cluster.nodes:
+                s = cluster.status(i)
+                if s is None or sorted(s.get("linked_nodes", [])) != [j for j in cluster.nodes if j != i]:
+                    return False
+            return True
+        # The actor link's sessions end with the faults; healed, every node dials them again.
+        linked = wait_for(all_linked, 60, "every node to be linked with every other (actor link)")
+        if linked:
+            log("actor link: every node linked with every other")
+
         acked = load.acked
         lost = set()
         duplicates = set()
@@ -670,7 +682,7 @@ def main():
             f"duplicates={len(duplicates)} stale_reads={len(load.stale)} "
             f"leaderless_ms={int(watch.leaderless_ms)}"
         )
-        ok = not lost and not duplicates and not load.stale and len(acked) > 0
+        ok = not lost and not duplicates and not load.stale and len(acked) > 0 and linked
         cluster.stop_all()
         print(summary, flush=True)
     finally:

@@ -90,10 +90,9 @@ impl NodeService for NodeApi {
         request: Request<pb::ClusterStatusRequest>,
     ) -> Result<Response<pb::ClusterStatusResponse>, Status> {
         require_global_admin(&principal(&self.node, &request)?)?;
-        Ok(Response::new(cluster_status(
-            &self.node,
-            self.node.cluster_status(),
-        )))
+        Ok(Response::new(
+            cluster_status(&self.node, self.node.cluster_status()).await,
+        ))
     }
 
     async fn init_cluster(
@@ -104,7 +103,7 @@ impl NodeService for NodeApi {
         require_global_admin(&caller)?;
         let status = self.node.init_cluster().await.map_err(from_node)?;
         tracing::info!(by = %caller.name, "cluster initialised");
-        Ok(Response::new(cluster_status(&self.node, status)))
+        Ok(Response::new(cluster_status(&self.node, status).await))
     }
 
     async fn join_cluster(
@@ -121,7 +120,7 @@ impl NodeService for NodeApi {
         }
         let status = self.node.join_cluster(&seed).await.map_err(from_node)?;
         tracing::info!(%seed, by = %caller.name, "joined a cluster");
-        Ok(Response::new(cluster_status(&self.node, status)))
+        Ok(Response::new(cluster_status(&self.node, status).await))
     }
 
     async fn remove_member(
@@ -136,11 +135,15 @@ impl NodeService for NodeApi {
         }
         let status = self.node.remove_member(id).await.map_err(from_node)?;
         tracing::info!(node = id, by = %caller.name, "member removed");
-        Ok(Response::new(cluster_status(&self.node, status)))
+        Ok(Response::new(cluster_status(&self.node, status).await))
     }
 }
 
-fn cluster_status(node: &Node, s: hindsight_cluster::ClusterStatus) -> pb::ClusterStatusResponse {
+async fn cluster_status(
+    node: &Node,
+    s: hindsight_cluster::ClusterStatus,
+) -> pb::ClusterStatusResponse {
+    let link = node.link_status().await.unwrap_or_default();
     let table = node.placement().ok().flatten();
     let partitions = match (node.partitions(), &table) {
         (Some(partitions), Some(table)) => (0..table.partition_count())
@@ -161,6 +164,9 @@ fn cluster_status(node: &Node, s: hindsight_cluster::ClusterStatus) -> pb::Clust
         _ => vec![],
     };
     pb::ClusterStatusResponse {
+        linked_nodes: link.linked_nodes,
+        link_hints_sent: link.hints_sent,
+        link_hints_received: link.hints_received,
         placement_version: table.map(|t| t.version),
         partitions,
         node_id: s.node_id,

@@ -56,6 +56,10 @@ impl ServerTls {
             ));
         }
         let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| bad("the key file", &e))?;
+        // tonic builds its server configuration from the process's default provider, and with
+        // more than one compiled in (ractor_cluster's TLS brings aws-lc-rs) rustls will not pick
+        // one itself. A provider installed earlier stays.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()

@@ -58,6 +58,9 @@ fn status_json(s: &ClusterStatusResponse) -> Value {
             "voter": m.voter,
             "lag": m.lag,
         })).collect::<Vec<_>>(),
+        "linked_nodes": s.linked_nodes,
+        "link_hints_sent": s.link_hints_sent,
+        "link_hints_received": s.link_hints_received,
         "placement_version": s.placement_version,
         "partitions": s.partitions.iter().map(|p| json!({
             "partition": p.partition,
@@ -84,7 +87,7 @@ fn status_text(s: &ClusterStatusResponse) -> String {
         .row(["last_log_index", &index(s.last_log_index)])
         .row(["committed_index", &index(s.committed_index)])
         .row(["applied_index", &index(s.applied_index)]);
-    let mut members = Table::with_header(["NODE", "ADDRESS", "ROLE", "LAG"]);
+    let mut members = Table::with_header(["NODE", "ADDRESS", "ROLE", "LAG", "LINKED"]);
     for m in &s.members {
         let role = match (Some(m.node_id) == s.leader_id, m.voter) {
             (true, _) => "leader",
@@ -96,6 +99,12 @@ fn status_text(s: &ClusterStatusResponse) -> String {
             m.address.clone(),
             role.to_string(),
             index(m.lag),
+            match (m.node_id == s.node_id, s.linked_nodes.contains(&m.node_id)) {
+                (true, _) => "-",
+                (false, true) => "yes",
+                (false, false) => "no",
+            }
+            .to_string(),
         ]);
     }
     let mut out = format!("{}\n{}", fields.render(), members.render());

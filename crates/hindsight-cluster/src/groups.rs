@@ -2,13 +2,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
-use tonic::{Request, Response, Status};
+use tonic::{Request, Response, Status, Streaming};
 
+use crate::link::{LinkFrames, LinkSink};
 use crate::pb::raft_transport_server::{RaftTransport, RaftTransportServer};
 use crate::pb::{
-    AddMemberRequest, ClusterStatusReply, ClusterStatusRequest, ProposeReply, ProposeRequest,
-    RaftMessage, RaftReply, ReadIndexReply, ReadIndexRequest, RemoveMemberRequest, ReviewHintReply,
-    ReviewHintRequest,
+    AddMemberRequest, ClusterStatusReply, ClusterStatusRequest, LinkFrame, ProposeReply,
+    ProposeRequest, RaftMessage, RaftReply, ReadIndexReply, ReadIndexRequest, RemoveMemberRequest,
+    ReviewHintReply, ReviewHintRequest,
 };
 use crate::service::{RaftTransportService, TransportAuth};
 use crate::MAX_MESSAGE_BYTES;
@@ -29,6 +30,7 @@ struct Inner {
     node_id: u64,
     auth: TransportAuth,
     groups: RwLock<BTreeMap<u64, RaftTransportService>>,
+    link_sink: std::sync::OnceLock<LinkSink>,
 }
 
 impl RaftGroups {
@@ -38,8 +40,14 @@ impl RaftGroups {
                 node_id,
                 auth,
                 groups: RwLock::default(),
+                link_sink: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Where the actor links peers open to this node go.
+    pub fn on_link(&self, sink: LinkSink) {
+        let _ = self.inner.link_sink.set(sink);
     }
 
     /// Serves `service`'s group from now on, in place of any earlier service of that group.
@@ -98,6 +106,35 @@ macro_rules! routed_by_group {
                     RaftTransport::$method(&group, request).await
                 }
             )*
+
+            type LinkStream = LinkFrames;
+
+            /// The actor link belongs to the node, not to a group.
+            async fn link(
+                &self,
+                request: Request<Streaming<LinkFrame>>,
+            ) -> Result<Response<LinkFrames>, Status> {
+                self.inner.auth.admit(&request)?;
+                let peer = request
+                    .remote_addr()
+                    .map_or_else(|| "a peer".to_string(), |a| a.to_string());
+                let mut inbound = request.into_inner();
+                let first = inbound.message().await?.ok_or_else(|| {
+                    Status::invalid_argument("the link closed before naming the node it is for")
+                })?;
+                if first.target_node != self.inner.node_id {
+                    return Err(Status::permission_denied(format!(
+                        "this link is for node {}, but this is node {}: a peer has a stale address",
+                        first.target_node, self.inner.node_id
+                    )));
+                }
+                let sink = self.inner.link_sink.get().ok_or_else(|| {
+                    Status::unavailable("this node's actor system takes no links yet")
+                })?;
+                let (local, outbound) = crate::link::accept(inbound);
+                sink(local, peer);
+                Ok(Response::new(outbound))
+            }
         }
     };
 }

@@ -4,7 +4,7 @@
 //! - [`GrpcLeaderLink`]: a follower's way to the leader, for proposals and linearizable reads;
 //! - [`RaftTransportService`]: the server side of both, plus membership changes and status;
 //! - [`RaftGroups`]: the node's one gRPC service, routing each message to the service of the
-//!   Raft group it names.
+//!   Raft group it names, and carrying the actor link between nodes (`Link`, see `link.rs`).
 //!
 //! Every message names the node it is for, and a node refuses one addressed to another id. A
 //! shared secret (or mutual TLS) authenticates the traffic; see `DESIGN.md` next to this crate.
@@ -12,6 +12,7 @@
 mod error;
 mod groups;
 mod leader_link;
+mod link;
 mod membership;
 mod network;
 mod peers;
@@ -24,10 +25,11 @@ pub mod pb {
 pub use error::ClusterError;
 pub use groups::RaftGroups;
 pub use leader_link::GrpcLeaderLink;
+pub use link::{LinkFrames, LinkSink};
 pub use membership::{ClusterMember, ClusterStatus};
 pub use network::GrpcNetwork;
 pub use peers::{PeerTls, Peers, PeersConfig, SECRET_HEADER};
-pub use service::{RaftTransportService, ReviewHintSink, TransportAuth};
+pub use service::{group_status_at, RaftTransportService, ReviewHintSink, TransportAuth};
 
 /// Whether `addr` is `HOST:PORT` with a non-empty host (a name or an IP) and a valid port: the
 /// form of a member's address in the membership, in `cluster.join` and in a join request.

@@ -180,6 +180,33 @@ pub(crate) async fn add_member(
     Ok(())
 }
 
+/// Makes voter `id` a learner: it keeps receiving the log but no longer counts towards a quorum
+/// (or, in the metadata group, towards placing partitions). A learner is left as it is. Run on
+/// the leader, one change at a time.
+pub(crate) async fn demote_member(raft: &Raft<TypeConfig>, id: u64) -> Result<(), ClusterError> {
+    let metrics = raft.metrics().borrow().clone();
+    let membership = metrics.membership_config.membership();
+    if membership.get_node(&id).is_none() {
+        return Err(ClusterError::InvalidArgument(format!(
+            "node {id} is not a member of this cluster"
+        )));
+    }
+    let voters: BTreeSet<u64> = membership.voter_ids().collect();
+    if !voters.contains(&id) {
+        return Ok(());
+    }
+    if voters.len() == 1 {
+        return Err(ClusterError::InvalidArgument(format!(
+            "node {id} is the only voter; a cluster cannot remove its last member"
+        )));
+    }
+    raft.change_membership(ChangeMembers::RemoveVoters(BTreeSet::from([id])), true)
+        .await
+        .map_err(|e| ClusterError::Unavailable(format!("making node {id} a learner: {e}")))?;
+    tracing::info!(node = id, "made a voter a learner, to leave");
+    Ok(())
+}
+
 /// Removes `id` from the group (voter or learner). Run on the leader, one change at a time.
 pub(crate) async fn remove_member(raft: &Raft<TypeConfig>, id: u64) -> Result<(), ClusterError> {
     let metrics = raft.metrics().borrow().clone();

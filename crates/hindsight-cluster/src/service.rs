@@ -109,18 +109,7 @@ impl RaftTransportService {
 
     /// This group as the member at `addr` sees it.
     pub async fn status_at(&self, addr: &str) -> Result<ClusterStatus, ClusterError> {
-        let mut client = self.inner.peers.client(addr)?;
-        let request = self.inner.peers.request(
-            ClusterStatusRequest {
-                group_id: self.group_id(),
-            },
-            Some(READ_INDEX_TIMEOUT),
-        );
-        let reply = client
-            .status(request)
-            .await
-            .map_err(|s| remote_error(addr, s))?;
-        Ok(reply.into_inner().into())
+        group_status_at(&self.inner.peers, addr).await
     }
 
     /// Makes this node, which belongs to no cluster yet, the first member of a new one.
@@ -212,10 +201,27 @@ impl RaftTransportService {
 
     /// Removes a member, on the leader (forwarded there from any other member).
     pub async fn remove_member(&self, id: u64) -> Result<ClusterStatus, ClusterError> {
+        self.change_member(id, false).await
+    }
+
+    /// Makes voter `id` a learner, on the leader (forwarded there from any other member).
+    pub async fn demote_member(&self, id: u64) -> Result<ClusterStatus, ClusterError> {
+        self.change_member(id, true).await
+    }
+
+    async fn change_member(
+        &self,
+        id: u64,
+        keep_as_learner: bool,
+    ) -> Result<ClusterStatus, ClusterError> {
         match self.leader()? {
             Leader::This => {
                 let _serial = self.inner.membership.lock().await;
-                membership::remove_member(&self.inner.raft, id).await?;
+                if keep_as_learner {
+                    membership::demote_member(&self.inner.raft, id).await?;
+                } else {
+                    membership::remove_member(&self.inner.raft, id).await?;
+                }
                 Ok(self.status())
             }
             Leader::Other {
@@ -226,6 +232,7 @@ impl RaftTransportService {
                     RemoveMemberRequest {
                         node_id: id,
                         group_id: self.group_id(),
+                        keep_as_learner,
                     },
                     Some(MEMBERSHIP_TIMEOUT),
                 );
@@ -251,6 +258,20 @@ impl RaftTransportService {
     /// on the same port as this service.
     pub fn channel_to(&self, addr: &str) -> Result<tonic::transport::Channel, ClusterError> {
         self.inner.peers.channel(addr)
+    }
+
+    /// Who may send node-to-node traffic to this node.
+    pub fn auth(&self) -> &TransportAuth {
+        &self.inner.auth
+    }
+
+    /// Opens the actor link to node `target` at `addr` (see [`crate::link`]).
+    pub async fn dial_link(
+        &self,
+        target: u64,
+        addr: &str,
+    ) -> Result<tokio::io::DuplexStream, ClusterError> {
+        crate::link::dial(&self.inner.peers, target, addr).await
     }
 
     /// Where review hints sent to this node go while it leads.
@@ -384,7 +405,23 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
             == 0
 }
 
-fn remote_error(addr: &str, status: Status) -> ClusterError {
+/// How the member at `addr` sees the group of `peers` (any group it hosts a replica of).
+pub async fn group_status_at(peers: &Peers, addr: &str) -> Result<ClusterStatus, ClusterError> {
+    let mut client = peers.client(addr)?;
+    let request = peers.request(
+        ClusterStatusRequest {
+            group_id: peers.group_id(),
+        },
+        Some(READ_INDEX_TIMEOUT),
+    );
+    let reply = client
+        .status(request)
+        .await
+        .map_err(|s| remote_error(addr, s))?;
+    Ok(reply.into_inner().into())
+}
+
+pub(crate) fn remote_error(addr: &str, status: Status) -> ClusterError {
     let message = format!("{addr}: {}", status.message());
     match status.code() {
         tonic::Code::InvalidArgument => ClusterError::InvalidArgument(message),
@@ -507,7 +544,9 @@ impl RaftTransport for RaftTransportService {
     ) -> Result<Response<ClusterStatusReply>, Status> {
         self.admit(&request, None)?;
         self.check_group(request.get_ref().group_id)?;
-        let status = RaftTransportService::remove_member(self, request.get_ref().node_id).await?;
+        let m = request.get_ref();
+        let status =
+            RaftTransportService::change_member(self, m.node_id, m.keep_as_learner).await?;
         Ok(Response::new(status.into()))
     }
 
@@ -535,5 +574,17 @@ impl RaftTransport for RaftTransportService {
             sink(bank);
         }
         Ok(Response::new(ReviewHintReply {}))
+    }
+
+    type LinkStream = crate::link::LinkFrames;
+
+    /// The node's [`crate::RaftGroups`] takes links; one group's service alone never does.
+    async fn link(
+        &self,
+        _request: Request<tonic::Streaming<crate::pb::LinkFrame>>,
+    ) -> Result<Response<Self::LinkStream>, Status> {
+        Err(Status::unimplemented(
+            "the actor link is served by the node, not by one Raft group",
+        ))
     }
 }

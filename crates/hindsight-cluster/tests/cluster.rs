@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use hindsight_api::pb;
 use hindsight_api::pb::memory_service_client::MemoryServiceClient;
 use hindsight_cluster::pb::raft_transport_client::RaftTransportClient;
-use hindsight_cluster::pb::{ClusterStatusRequest, RaftMessage};
+use hindsight_cluster::pb::{ClusterStatusRequest, LinkFrame, RaftMessage};
 use hindsight_cluster::{
     GrpcLeaderLink, GrpcNetwork, Peers, PeersConfig, RaftGroups, RaftTransportService,
     TransportAuth, SECRET_HEADER,
@@ -473,6 +473,25 @@ async fn a_contradiction_written_through_a_follower_gets_the_leader_to_review() 
         config.review.hint_delay_ms = 50;
     })
     .await;
+    // Every node's actor system links to the two others'.
+    for member in &members {
+        let mut others: Vec<u64> = members.iter().map(|m| m.id).collect();
+        others.retain(|id| *id != member.id);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let status = member.node.link_status().await.expect("the link runs");
+            if status.linked_nodes == others {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "node {} links only to {:?}",
+                member.id,
+                status.linked_nodes
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     let followers: Vec<&Member> = members.iter().filter(|m| !m.node.is_leader()).collect();
     let old = within(
         "a write",
@@ -513,6 +532,15 @@ async fn a_contradiction_written_through_a_follower_gets_the_leader_to_review() 
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // The hint reached the leader's review inbox over the actor link, not the RPC.
+    let leader = members.iter().find(|m| m.node.is_leader()).unwrap();
+    let received = leader.node.link_status().await.unwrap().hints_received;
+    assert!(received >= 1, "the leader got no hint over the link");
+    let mut sent = 0;
+    for follower in &followers {
+        sent += follower.node.link_status().await.unwrap().hints_sent;
+    }
+    assert!(sent >= 1, "no follower sent a hint over the link");
     stop_all(members).await;
 }
 
@@ -611,6 +639,29 @@ async fn node_to_node_calls_need_the_secret_and_the_right_node_id() {
         .insert(SECRET_HEADER, SECRET.parse().unwrap());
     let refused = client.vote(garbage).await.unwrap_err();
     assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+
+    // The actor link rides the same port and is refused the same way.
+    let link_to = |target: u64, secret: bool| {
+        let mut request = tonic::Request::new(tokio_stream::iter(vec![LinkFrame {
+            target_node: target,
+            data: vec![],
+        }]));
+        if secret {
+            request
+                .metadata_mut()
+                .insert(SECRET_HEADER, SECRET.parse().unwrap());
+        }
+        request
+    };
+    let refused = client.link(link_to(1, false)).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+    let refused = client.link(link_to(9, true)).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
+    assert!(
+        refused.message().contains("this link is for node 9"),
+        "{}",
+        refused.message()
+    );
 
     // The node still leads its cluster of one and takes writes.
     member
@@ -1453,7 +1504,8 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
     }
     all_read_back(&members, &written).await;
 
-    // Node 1 leaves the cluster: its replicas move to the other nodes.
+    // Node 1 leaves the cluster. It is drained first: by the time the removal answers, the
+    // table places nothing on it and every partition runs on three voters without it.
     within(
         "removing node 1",
         STEP_LIMIT,
@@ -1461,6 +1513,23 @@ async fn partitions_keep_a_majority_through_failures_and_move_as_nodes_join_and_
     )
     .await
     .expect("node 1 removed");
+    let table = members[1].node.placement().unwrap().expect("a table");
+    for p in 0..PARTITIONS {
+        assert!(
+            !table.replicas(p).contains(&1),
+            "node 1 was removed while the table still placed partition {p} on it"
+        );
+        let drained = members[1..].iter().any(|m| {
+            m.node.partitions().unwrap().status(p).is_some_and(|s| {
+                let voters = s.voters();
+                voters.len() == 3 && !voters.contains(&1)
+            })
+        });
+        assert!(
+            drained,
+            "node 1 was removed before partition {p} ran on three voters without it"
+        );
+    }
     let departed = members.remove(0);
     wait_placed(&members, &[2, 3, 4, 5, 6]).await;
     departed.stop().await;

@@ -9,6 +9,10 @@ use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::node::Node;
 
+/// How long a leaving node's partitions may take to move off it (each move may need a snapshot
+/// sent to the new replica) before the removal answers that it is not finished.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// Pause between rounds of asking the seeds to add this node.
 const JOIN_RETRY: Duration = Duration::from_secs(1);
 
@@ -139,8 +143,20 @@ impl Node {
             .await?)
     }
 
-    /// Removes node `id` from the cluster.
+    /// Removes node `id` from the cluster. With partitions the node is drained first: it stops
+    /// voting in the metadata group (so the placement leaves it out), its partitions move to the
+    /// other nodes, and only then is it removed; each step is safe to repeat, so a removal cut
+    /// short (a timeout, a leader change) finishes when asked again.
     pub async fn remove_member(&self, id: u64) -> Result<ClusterStatus, NodeError> {
+        if let Some(partitions) = self.partitions() {
+            let status = self.cluster().status();
+            if status.members.iter().any(|m| m.node_id == id) {
+                self.cluster().demote_member(id).await?;
+                partitions
+                    .drain(self.metadata_store(), self.cluster(), id, DRAIN_TIMEOUT)
+                    .await?;
+            }
+        }
         Ok(self.cluster().remove_member(id).await?)
     }
 }

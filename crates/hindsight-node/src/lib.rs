@@ -16,6 +16,7 @@ mod homes;
 pub mod integrity;
 pub mod judging;
 pub mod learning;
+pub mod link;
 mod listener;
 mod maintenance;
 mod node;

@@ -95,6 +95,8 @@ struct Inner {
     signer: Option<RecordSigner>,
     /// Bytes admitted under the banks' byte quotas that their views do not show yet.
     reservations: Arc<Reservations>,
+    /// Joins this node's actor system to its peers' (see link.rs); set once the node runs.
+    link: std::sync::OnceLock<crate::link::ActorLink>,
 }
 
 impl Node {
@@ -256,9 +258,11 @@ impl Node {
                 rate_limiter: RateLimiter::new(config_rate_limit),
                 signer,
                 reservations: Arc::default(),
+                link: std::sync::OnceLock::new(),
             }),
         };
         node.listen_for_review_hints();
+        node.start_link().await;
         node.spawn_background_tasks();
         crate::cluster::spawn_join(&node);
         node.inner.ready.store(true, Ordering::SeqCst);
@@ -560,11 +564,22 @@ impl Node {
     }
 
     /// A write looked like it contradicts a memory of `bank`: its reviewer runs a cycle soon. The
-    /// reviewers run on the leader, so a follower passes the hint on.
+    /// reviewers run on the leader, so a follower passes the hint on: over the actor link to the
+    /// leader's review inbox, or, while the link holds no session to the leader, over the
+    /// `ReviewHint` RPC.
     pub(crate) async fn hint_review(&self, bank: &BankName) {
         if self.leads_bank(bank) {
             self.hint_reviewer_here(bank).await;
             return;
+        }
+        let leader = self
+            .home_of_bank(bank)
+            .ok()
+            .and_then(|home| home.store.metrics().leader);
+        if let (Some(link), Some(leader)) = (self.inner.link.get(), leader) {
+            if link.send_review_hint(leader, bank) {
+                return;
+            }
         }
         let Ok(service) = self.bank_service(bank) else {
             return;
@@ -595,6 +610,75 @@ impl Node {
         self.inner.cluster.on_review_hint(sink.clone());
         if let Some(partitions) = &self.inner.partitions {
             partitions.on_review_hint(sink);
+        }
+    }
+
+    /// Starts the actor link, takes the links peers open to this node, and dials the members it
+    /// should hold a session with. A node whose link does not start still serves: its hints go
+    /// over the `ReviewHint` RPC.
+    async fn start_link(&self) {
+        if matches!(
+            self.inner.cluster.auth(),
+            hindsight_cluster::TransportAuth::Refused(_)
+        ) {
+            return;
+        }
+        let node = Arc::downgrade(&self.inner);
+        let handle: crate::link::HintHandler = Arc::new(move |bank: BankName| {
+            if let Some(inner) = node.upgrade() {
+                let node = Node { inner };
+                // Only the leader of the bank's group reviews it; a hint sent on a stale view of
+                // who leads is dropped rather than passed on again.
+                if node.leads_bank(&bank) {
+                    tokio::spawn(async move { node.hint_reviewer_here(&bank).await });
+                }
+            }
+        });
+        let config = &self.inner.config;
+        let advertise = config.advertise_addr();
+        let host = advertise
+            .rsplit_once(':')
+            .map_or(advertise.as_str(), |(h, _)| h);
+        let link = match crate::link::ActorLink::start(
+            config.node.id,
+            &config.cluster.secret,
+            host,
+            handle,
+        )
+        .await
+        {
+            Ok(link) => link,
+            Err(e) => {
+                tracing::warn!(error = %e, "review hints go over the ReviewHint RPC only");
+                return;
+            }
+        };
+        if self.inner.link.set(link).is_err() {
+            return;
+        }
+        let node = Arc::downgrade(&self.inner);
+        self.inner.raft_groups.on_link(Arc::new(move |pipe, label| {
+            if let Some(link) = node.upgrade().as_ref().and_then(|inner| inner.link.get()) {
+                link.accept(pipe, label);
+            }
+        }));
+        let node = self.clone();
+        self.inner.tasks.lock().push(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(crate::link::DIAL_EVERY);
+            loop {
+                tick.tick().await;
+                if let Some(link) = node.inner.link.get() {
+                    link.dial_missing(&node).await;
+                }
+            }
+        }));
+    }
+
+    /// The actor link's sessions and traffic; `None` when it is not running.
+    pub async fn link_status(&self) -> Option<crate::link::LinkStatus> {
+        match self.inner.link.get() {
+            Some(link) => Some(link.status().await),
+            None => None,
         }
     }
 
@@ -851,6 +935,9 @@ impl Node {
         // the shutdown up.
         let _ = tokio::time::timeout(SHUTDOWN_FLUSH_TIMEOUT, self.flush_access()).await;
         self.inner.reviewers.stop_all();
+        if let Some(link) = self.inner.link.get() {
+            link.stop();
+        }
         if let Some(partitions) = &self.inner.partitions {
             partitions.close_all().await;
         }

@@ -41,6 +41,9 @@ use crate::listener::EffectRouter;
 /// How long a partition's leader waits for a new replica to catch up before it tries again.
 const MOVE_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// How often a drain looks whether the leaving node's partitions have moved.
+const DRAIN_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// This node's partition replicas, for the metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PartitionCounts {
@@ -275,6 +278,82 @@ impl Partitions {
             }
         }
         false
+    }
+
+    /// Waits until node `id`, a learner of the metadata group now (so the placement leaves it
+    /// out), holds no partition any more: the table places none on it and every partition's
+    /// group, asked through a replica the table names, no longer counts it. Its replicas
+    /// move one by one (a new replica added and caught up before the old is removed), so every
+    /// partition keeps its replication while the node leaves. A dead node drains the same way:
+    /// the moves need the remaining replicas only.
+    pub(crate) async fn drain(
+        &self,
+        metadata: &StoreHandle,
+        cluster: &RaftTransportService,
+        id: u64,
+        timeout: std::time::Duration,
+    ) -> Result<(), NodeError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let waiting_for = match self.holds_any(metadata, cluster, id).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(why)) | Err(why) => why,
+            };
+            if tokio::time::Instant::now() >= deadline {
+                return Err(NodeError::Unavailable(format!(
+                    "node {id} no longer votes, but its partitions did not move off it within {} s \
+                     (waiting for {waiting_for}); it stays a learner: ask again to finish removing it",
+                    timeout.as_secs()
+                )));
+            }
+            tokio::time::sleep(DRAIN_CHECK_EVERY).await;
+        }
+    }
+
+    /// `None` once node `id` holds no partition; otherwise what it still holds.
+    async fn holds_any(
+        &self,
+        metadata: &StoreHandle,
+        cluster: &RaftTransportService,
+        id: u64,
+    ) -> Result<Option<String>, String> {
+        let Some(table) = metadata.reader().placement().map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        let addresses: BTreeMap<u64, String> = cluster
+            .status()
+            .members
+            .into_iter()
+            .map(|m| (m.node_id, m.address))
+            .collect();
+        for p in 0..table.partition_count() {
+            if table.replicas(p).contains(&id) {
+                return Ok(Some(format!(
+                    "the placement table to move partition {p} off it"
+                )));
+            }
+            let peers = self.peers.for_group(group_of(p));
+            let mut seen = None;
+            for replica in table.replicas(p) {
+                let Some(address) = addresses.get(replica) else {
+                    continue;
+                };
+                if let Ok(status) = hindsight_cluster::group_status_at(&peers, address).await {
+                    if status.leader_id.is_some() {
+                        seen = Some(status);
+                        break;
+                    }
+                }
+            }
+            match seen {
+                None => return Ok(Some(format!("a replica of partition {p} with a leader"))),
+                Some(status) if status.members.iter().any(|m| m.node_id == id) => {
+                    return Ok(Some(format!("partition {p}'s group to remove it")));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(None)
     }
 
     /// On the metadata group's leader: the table its voters call for, proposed when it differs

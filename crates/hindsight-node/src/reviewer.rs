@@ -3,7 +3,7 @@
 //! conflict, or a client's `review` request. Scheduled and event cycles run only on the node that
 //! leads the Raft group; the watermark they continue from is replicated, so a new leader's
 //! reviewers pick up where the old one's stopped. A follower that takes a write which looks like a
-//! conflict passes the hint to the leader (`ReviewHint` on the cluster transport).
+//! conflict passes the hint to the leader (over the actor link, see link.rs).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -17,6 +17,7 @@ use crate::node::Node;
 use crate::types::ReviewReport;
 use crate::{review, telemetry};
 
+#[derive(ractor_cluster::RactorMessage)]
 pub enum ReviewerMsg {
     /// A cycle on request; answers with its report.
     Run {

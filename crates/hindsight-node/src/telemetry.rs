@@ -55,6 +55,11 @@ pub fn describe_metrics() {
         "Review cycles finished, by trigger: request, periodic, write hint."
     );
     counter!(
+        "hindsight_link_messages_total",
+        "Messages over the actor link between nodes, by kind (review_hint) and direction \
+         (sent, received)."
+    );
+    counter!(
         "hindsight_review_failures_total",
         "Review cycles that failed, by trigger."
     );

@@ -12,6 +12,7 @@ use crate::bank::registry::BankHandle;
 use crate::bank::view::BankView;
 use crate::embedding;
 
+#[derive(ractor_cluster::RactorMessage)]
 pub enum BankMsg {
     /// Effects of one applied log entry on this bank.
     Applied {

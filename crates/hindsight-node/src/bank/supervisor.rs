@@ -10,6 +10,7 @@ use crate::bank::actor::{BankActor, BankMsg};
 use crate::bank::context::BankContext;
 use crate::bank::view::BankView;
 
+#[derive(ractor_cluster::RactorMessage)]
 pub enum SupervisorMsg {
     /// Starts the bank's actor unless it runs, and answers with its view.
     Ensure(BankName, RpcReplyPort<BankStart>),
