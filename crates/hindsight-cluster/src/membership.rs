@@ -180,10 +180,8 @@ pub(crate) async fn add_member(
     Ok(())
 }
 
-/// Makes voter `id` a learner: it keeps receiving the log but no longer counts towards a quorum
-/// (or, in the metadata group, towards placing partitions). A learner is left as it is. Run on
-/// the leader, one change at a time.
-pub(crate) async fn demote_member(raft: &Raft<TypeConfig>, id: u64) -> Result<(), ClusterError> {
+/// The group's voters, once `id` is known to be a member (voter or learner).
+fn voters_beside(raft: &Raft<TypeConfig>, id: u64) -> Result<BTreeSet<u64>, ClusterError> {
     let metrics = raft.metrics().borrow().clone();
     let membership = metrics.membership_config.membership();
     if membership.get_node(&id).is_none() {
@@ -192,13 +190,20 @@ pub(crate) async fn demote_member(raft: &Raft<TypeConfig>, id: u64) -> Result<()
         )));
     }
     let voters: BTreeSet<u64> = membership.voter_ids().collect();
-    if !voters.contains(&id) {
-        return Ok(());
-    }
-    if voters.len() == 1 {
+    if voters.len() == 1 && voters.contains(&id) {
         return Err(ClusterError::InvalidArgument(format!(
             "node {id} is the only voter; a cluster cannot remove its last member"
         )));
+    }
+    Ok(voters)
+}
+
+/// Makes voter `id` a learner: it keeps receiving the log but no longer counts towards a quorum
+/// (or, in the metadata group, towards placing partitions). A learner is left as it is. Run on
+/// the leader, one change at a time.
+pub(crate) async fn demote_member(raft: &Raft<TypeConfig>, id: u64) -> Result<(), ClusterError> {
+    if !voters_beside(raft, id)?.contains(&id) {
+        return Ok(());
     }
     raft.change_membership(ChangeMembers::RemoveVoters(BTreeSet::from([id])), true)
         .await
@@ -209,20 +214,7 @@ pub(crate) async fn demote_member(raft: &Raft<TypeConfig>, id: u64) -> Result<()
 
 /// Removes `id` from the group (voter or learner). Run on the leader, one change at a time.
 pub(crate) async fn remove_member(raft: &Raft<TypeConfig>, id: u64) -> Result<(), ClusterError> {
-    let metrics = raft.metrics().borrow().clone();
-    let membership = metrics.membership_config.membership();
-    if membership.get_node(&id).is_none() {
-        return Err(ClusterError::InvalidArgument(format!(
-            "node {id} is not a member of this cluster"
-        )));
-    }
-    let voters: BTreeSet<u64> = membership.voter_ids().collect();
-    let change = if voters.contains(&id) {
-        if voters.len() == 1 {
-            return Err(ClusterError::InvalidArgument(format!(
-                "node {id} is the only voter; a cluster cannot remove its last member"
-            )));
-        }
+    let change = if voters_beside(raft, id)?.contains(&id) {
         ChangeMembers::RemoveVoters(BTreeSet::from([id]))
     } else {
         ChangeMembers::RemoveNodes(BTreeSet::from([id]))

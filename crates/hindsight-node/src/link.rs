@@ -56,14 +56,14 @@ struct InboxState {
 impl Actor for LinkInbox {
     type Msg = LinkInboxMsg;
     type State = InboxState;
-    type Arguments = (u64, HintHandler, Arc<LinkCounters>);
+    type Arguments = (String, HintHandler, Arc<LinkCounters>);
 
     async fn pre_start(
         &self,
         myself: ActorRef<LinkInboxMsg>,
-        (node_id, handle, counters): (u64, HintHandler, Arc<LinkCounters>),
+        (address, handle, counters): (String, HintHandler, Arc<LinkCounters>),
     ) -> Result<InboxState, ActorProcessingErr> {
-        ractor::pg::join(inbox_group(node_id), vec![myself.get_cell()]);
+        ractor::pg::join(inbox_group(&address), vec![myself.get_cell()]);
         Ok(InboxState { handle, counters })
     }
 
@@ -90,10 +90,12 @@ impl Actor for LinkInbox {
     }
 }
 
-/// The process group a node's review inbox joins, named by the node's id: group membership is
-/// what the link shares between actor systems.
-fn inbox_group(node_id: u64) -> String {
-    format!("hindsight/review-inbox/node-{node_id}")
+/// The process group a node's review inbox joins, named by the address the node advertises to
+/// its peers (group membership is what the link shares between actor systems). An address, not
+/// a node id: ids repeat across clusters, and process groups are shared by everything in one
+/// process, such as the nodes of several test clusters.
+fn inbox_group(address: &str) -> String {
+    format!("hindsight/review-inbox/{address}")
 }
 
 /// The name a node's actor system gives itself in the handshake.
@@ -160,9 +162,10 @@ impl ActorLink {
     pub(crate) async fn start(
         node_id: u64,
         secret: &str,
-        hostname: &str,
+        advertise: &str,
         handle: HintHandler,
     ) -> Result<ActorLink, NodeError> {
+        let hostname = advertise.rsplit_once(':').map_or(advertise, |(h, _)| h);
         let failed = |e: &dyn std::fmt::Display| {
             NodeError::internal(format!("cannot start the actor link: {e}"))
         };
@@ -179,7 +182,13 @@ impl ActorLink {
             .await
             .map_err(|e| failed(&e))?;
         let counters = Arc::new(LinkCounters::default());
-        let inbox = match Actor::spawn(None, LinkInbox, (node_id, handle, counters.clone())).await {
+        let inbox = match Actor::spawn(
+            None,
+            LinkInbox,
+            (advertise.to_string(), handle, counters.clone()),
+        )
+        .await
+        {
             Ok((inbox, _)) => inbox,
             Err(e) => {
                 server.stop(None);
@@ -260,10 +269,10 @@ impl ActorLink {
         }
     }
 
-    /// Sends a review hint for `bank` to the review inbox of node `leader` over the link; false
-    /// when no session reaches that node.
-    pub(crate) fn send_review_hint(&self, leader: u64, bank: &BankName) -> bool {
-        let remote = ractor::pg::get_members(&inbox_group(leader))
+    /// Sends a review hint for `bank` to the review inbox of the node advertised at
+    /// `leader_address` over the link; false when no session reaches that node.
+    pub(crate) fn send_review_hint(&self, leader_address: &str, bank: &BankName) -> bool {
+        let remote = ractor::pg::get_members(&inbox_group(leader_address))
             .into_iter()
             .find(|cell| !cell.get_id().is_local());
         let Some(remote) = remote else {

@@ -576,8 +576,15 @@ impl Node {
             .home_of_bank(bank)
             .ok()
             .and_then(|home| home.store.metrics().leader);
-        if let (Some(link), Some(leader)) = (self.inner.link.get(), leader) {
-            if link.send_review_hint(leader, bank) {
+        let leader_address = leader.and_then(|id| {
+            let members = self.inner.cluster.status().members;
+            members
+                .into_iter()
+                .find(|m| m.node_id == id)
+                .map(|m| m.address)
+        });
+        if let (Some(link), Some(address)) = (self.inner.link.get(), leader_address) {
+            if link.send_review_hint(&address, bank) {
                 return;
             }
         }
@@ -635,14 +642,10 @@ impl Node {
             }
         });
         let config = &self.inner.config;
-        let advertise = config.advertise_addr();
-        let host = advertise
-            .rsplit_once(':')
-            .map_or(advertise.as_str(), |(h, _)| h);
         let link = match crate::link::ActorLink::start(
             config.node.id,
             &config.cluster.secret,
-            host,
+            &config.advertise_addr(),
             handle,
         )
         .await

@@ -231,12 +231,7 @@ impl Partitions {
                 }
             }
         }
-        let addresses: BTreeMap<u64, String> = cluster
-            .status()
-            .members
-            .into_iter()
-            .map(|m| (m.node_id, m.address))
-            .collect();
+        let addresses = member_addresses(cluster);
         for p in self.hosted() {
             // The leader moves its partition even when the table moves it off this node: it
             // removes itself last, once the new replicas vote.
@@ -320,12 +315,7 @@ impl Partitions {
         let Some(table) = metadata.reader().placement().map_err(|e| e.to_string())? else {
             return Ok(None);
         };
-        let addresses: BTreeMap<u64, String> = cluster
-            .status()
-            .members
-            .into_iter()
-            .map(|m| (m.node_id, m.address))
-            .collect();
+        let addresses = member_addresses(cluster);
         for p in 0..table.partition_count() {
             if table.replicas(p).contains(&id) {
                 return Ok(Some(format!(
@@ -617,4 +607,14 @@ impl Partitions {
     fn dir(&self, p: PartitionId) -> PathBuf {
         self.root.join(format!("partition-{p}"))
     }
+}
+
+/// Every metadata member's address, as this node's replica of the group knows them.
+fn member_addresses(cluster: &RaftTransportService) -> BTreeMap<u64, String> {
+    cluster
+        .status()
+        .members
+        .into_iter()
+        .map(|m| (m.node_id, m.address))
+        .collect()
 }
