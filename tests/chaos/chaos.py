@@ -612,13 +612,14 @@ def main():
         load.finish()
         watch.stop.set()
         watch.thread.join()
-        supervisor.stop.set()
-        supervisor.thread.join()
         log("healing: every node up, no partition")
         cluster.partition(set())
-        for i in cluster.nodes:
-            if not cluster.alive(i):
-                cluster.start(i)
+        # The supervisor keeps running until the checks: a node that the last fault (a full
+        # disk) makes stop can still be shutting down here, and exits a few seconds later.
+        with cluster.lock:
+            for i in cluster.nodes:
+                if not cluster.alive(i):
+                    cluster.start(i)
 
         def converged():
             leader = cluster.leader()
@@ -651,6 +652,8 @@ def main():
         linked = wait_for(all_linked, 60, "every node to be linked with every other (actor link)")
         if linked:
             log("actor link: every node linked with every other")
+        supervisor.stop.set()
+        supervisor.thread.join()
 
         acked = load.acked
         lost = set()
