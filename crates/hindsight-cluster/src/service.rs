@@ -260,6 +260,15 @@ impl RaftTransportService {
         self.inner.peers.channel(addr)
     }
 
+    /// The address of this group's leader when another node leads it; `None` when this node
+    /// leads or no leader is known.
+    pub fn leader_address(&self) -> Option<String> {
+        match self.leader() {
+            Ok(Leader::Other { addr, .. }) => Some(addr),
+            _ => None,
+        }
+    }
+
     /// Who may send node-to-node traffic to this node.
     pub fn auth(&self) -> &TransportAuth {
         &self.inner.auth

@@ -572,25 +572,14 @@ impl Node {
             self.hint_reviewer_here(bank).await;
             return;
         }
-        let leader = self
-            .home_of_bank(bank)
-            .ok()
-            .and_then(|home| home.store.metrics().leader);
-        let leader_address = leader.and_then(|id| {
-            let members = self.inner.cluster.status().members;
-            members
-                .into_iter()
-                .find(|m| m.node_id == id)
-                .map(|m| m.address)
-        });
-        if let (Some(link), Some(address)) = (self.inner.link.get(), leader_address) {
+        let Ok(service) = self.bank_service(bank) else {
+            return;
+        };
+        if let (Some(link), Some(address)) = (self.inner.link.get(), service.leader_address()) {
             if link.send_review_hint(&address, bank) {
                 return;
             }
         }
-        let Ok(service) = self.bank_service(bank) else {
-            return;
-        };
         if let Err(e) = service.hint_leader(bank).await {
             tracing::debug!(%bank, error = %e, "review hint not delivered to the leader");
         }
@@ -679,10 +668,7 @@ impl Node {
 
     /// The actor link's sessions and traffic; `None` when it is not running.
     pub async fn link_status(&self) -> Option<crate::link::LinkStatus> {
-        match self.inner.link.get() {
-            Some(link) => Some(link.status().await),
-            None => None,
-        }
+        Some(self.inner.link.get()?.status().await)
     }
 
     async fn hint_reviewer_here(&self, bank: &BankName) {

@@ -155,7 +155,6 @@ impl Partitions {
         }
     }
 
-    /// Partition `p`'s group as this node's replica sees it.
     /// Why a replica's store stopped, if one stopped on a fatal error (a full disk, say).
     pub(crate) fn failure(&self) -> Option<String> {
         self.replicas.lock().iter().find_map(|(p, replica)| {
@@ -166,6 +165,7 @@ impl Partitions {
         })
     }
 
+    /// Partition `p`'s group as this node's replica sees it.
     pub fn status(&self, p: PartitionId) -> Option<ClusterStatus> {
         self.replicas.lock().get(&p).map(|r| r.service.status())
     }
@@ -290,9 +290,8 @@ impl Partitions {
     ) -> Result<(), NodeError> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let waiting_for = match self.holds_any(metadata, cluster, id).await {
-                Ok(None) => return Ok(()),
-                Ok(Some(why)) | Err(why) => why,
+            let Some(waiting_for) = self.holds_any(metadata, cluster, id).await else {
+                return Ok(());
             };
             if tokio::time::Instant::now() >= deadline {
                 return Err(NodeError::Unavailable(format!(
@@ -305,22 +304,22 @@ impl Partitions {
         }
     }
 
-    /// `None` once node `id` holds no partition; otherwise what it still holds.
+    /// `None` once node `id` holds no partition; otherwise what the drain still waits for.
     async fn holds_any(
         &self,
         metadata: &StoreHandle,
         cluster: &RaftTransportService,
         id: u64,
-    ) -> Result<Option<String>, String> {
-        let Some(table) = metadata.reader().placement().map_err(|e| e.to_string())? else {
-            return Ok(None);
+    ) -> Option<String> {
+        let table = match metadata.reader().placement() {
+            Ok(Some(table)) => table,
+            Ok(None) => return None,
+            Err(e) => return Some(format!("the placement table to be readable ({e})")),
         };
         let addresses = member_addresses(cluster);
         for p in 0..table.partition_count() {
             if table.replicas(p).contains(&id) {
-                return Ok(Some(format!(
-                    "the placement table to move partition {p} off it"
-                )));
+                return Some(format!("the placement table to move partition {p} off it"));
             }
             let peers = self.peers.for_group(group_of(p));
             let mut seen = None;
@@ -336,14 +335,14 @@ impl Partitions {
                 }
             }
             match seen {
-                None => return Ok(Some(format!("a replica of partition {p} with a leader"))),
+                None => return Some(format!("a replica of partition {p} with a leader")),
                 Some(status) if status.members.iter().any(|m| m.node_id == id) => {
-                    return Ok(Some(format!("partition {p}'s group to remove it")));
+                    return Some(format!("partition {p}'s group to remove it"));
                 }
                 Some(_) => {}
             }
         }
-        Ok(None)
+        None
     }
 
     /// On the metadata group's leader: the table its voters call for, proposed when it differs
