@@ -38,41 +38,6 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     dot_portable(a, b)
 }
 
-/// Queries and vectors per block of [`dot_many`]'s kernel: nine accumulators, three vectors'
-/// lanes and a query's fit the sixteen AVX registers with room to spare. Four queries (twelve
-/// accumulators) left the compiler one register short, and the accumulator it kept on the stack
-/// made every step wait for a store and a load.
-const BLOCK_QUERIES: usize = 3;
-const BLOCK_VECTORS: usize = 3;
-
-/// `out[v * qs.len() + q] = dot(qs[q], vs[v])` for every query and vector, bit for bit what
-/// [`dot`] gives each pair.
-///
-/// [`dot`] is bound by loads, two per multiply-add, not by the multiply-adds: with three or more
-/// queries the AVX2/FMA kernel scores blocks of three queries against three vectors, loading each
-/// 8-float lane once per block, a tile of queries at a time. That is the shape of a batch of
-/// writes' duplicate checks, one scan of a bank for all of them.
-pub(crate) fn dot_many(qs: &[&[f32]], vs: &[&[f32]], out: &mut [f32]) {
-    assert_eq!(out.len(), qs.len() * vs.len(), "one score per pair");
-    if qs.is_empty() {
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if qs.len() >= BLOCK_QUERIES
-        && std::is_x86_feature_detected!("avx2")
-        && std::is_x86_feature_detected!("fma")
-    {
-        // SAFETY: the CPU supports both features the kernel is compiled for.
-        unsafe { x86::dot_many_avx2_fma(qs, vs, out) };
-        return;
-    }
-    for (v, row) in vs.iter().zip(out.chunks_exact_mut(qs.len())) {
-        for (q, score) in qs.iter().zip(row) {
-            *score = dot(q, v);
-        }
-    }
-}
-
 /// Dot product written with independent lanes so the optimiser can
 /// vectorise it (float addition is not associative, so a plain fold stays
 /// scalar).
@@ -103,8 +68,6 @@ mod x86 {
         _mm256_loadu_ps, _mm256_setzero_ps, _mm_add_ps, _mm_add_ss, _mm_cvtss_f32, _mm_movehl_ps,
         _mm_shuffle_ps,
     };
-
-    use super::{BLOCK_QUERIES, BLOCK_VECTORS};
 
     /// Loads 8 floats from the start of `v`, which must hold at least 8.
     #[inline]
@@ -151,109 +114,6 @@ mod x86 {
         let v = _mm_add_ss(v, _mm_shuffle_ps::<0b01>(v, v));
         _mm_cvtss_f32(v)
     }
-
-    /// See [`super::dot_many`]. Blocks need every length to be one multiple of 32, where
-    /// [`dot_avx2_fma`] has no remainder: each pair's four accumulators then take the same
-    /// multiply-adds in the same order, and their lanes are summed as there. The vectors past
-    /// the last full block, and every pair when the lengths do not allow blocks, are scored one
-    /// pair at a time.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_many_avx2_fma(qs: &[&[f32]], vs: &[&[f32]], out: &mut [f32]) {
-        let nq = qs.len();
-        let dim = qs.first().map_or(0, |q| q.len());
-        let blockable = dim > 0
-            && dim.is_multiple_of(32)
-            && qs.iter().all(|q| q.len() == dim)
-            && vs.iter().all(|v| v.len() == dim);
-        let full_v = if blockable {
-            vs.len() - vs.len() % BLOCK_VECTORS
-        } else {
-            0
-        };
-        // The queries past the last full block fill one more, the last of them repeated: its
-        // copies' scores are dropped. A query scored pair by pair costs three times the loads of
-        // one in a block, so two left over (a batch of 50) cost more than the padded block.
-        let padded = nq.next_multiple_of(BLOCK_QUERIES);
-        let tile = tile_queries(dim);
-        for tile_start in (0..padded).step_by(tile) {
-            let tile_end = (tile_start + tile).min(padded);
-            for (vb, vectors) in vs[..full_v].chunks_exact(BLOCK_VECTORS).enumerate() {
-                let vb = vb * BLOCK_VECTORS;
-                let vectors: &[&[f32]; BLOCK_VECTORS] = vectors.try_into().expect("a full block");
-                for qb in (tile_start..tile_end).step_by(BLOCK_QUERIES) {
-                    let mut queries = [qs[0]; BLOCK_QUERIES];
-                    for (i, query) in queries.iter_mut().enumerate() {
-                        *query = qs[(qb + i).min(nq - 1)];
-                    }
-                    let scores = block(&queries, vectors, dim);
-                    for (i, row) in scores.iter().enumerate().take(nq - qb) {
-                        for (j, &score) in row.iter().enumerate() {
-                            out[(vb + j) * nq + qb + i] = score;
-                        }
-                    }
-                }
-            }
-        }
-        for (j, v) in vs.iter().enumerate().skip(full_v) {
-            for (i, q) in qs.iter().enumerate() {
-                out[j * nq + i] = dot_avx2_fma(q, v);
-            }
-        }
-    }
-
-    /// How many queries (whole blocks) are scored against every vector before the next ones, so
-    /// that they stay in the L1 cache while the vectors stream past: 12 KiB of queries, twelve of
-    /// 256 dimensions.
-    fn tile_queries(dim: usize) -> usize {
-        const TILE_BYTES: usize = 12 * 1024;
-        let fitting = TILE_BYTES / (dim * std::mem::size_of::<f32>());
-        (fitting / BLOCK_QUERIES).max(1) * BLOCK_QUERIES
-    }
-
-    /// Dot products of three queries with three vectors, all `dim` long, a multiple of 32.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    fn block(
-        qs: &[&[f32]; BLOCK_QUERIES],
-        vs: &[&[f32]; BLOCK_VECTORS],
-        dim: usize,
-    ) -> [[f32; BLOCK_VECTORS]; BLOCK_QUERIES] {
-        assert!(dim.is_multiple_of(32) && qs.iter().chain(vs).all(|x| x.len() == dim));
-        // Per pair, the four accumulators of `dot_avx2_fma`: lane `l` sums the products of the
-        // floats at 32·c + 8·l .. +8 over the chunks c, in chunk order.
-        let mut lanes = [[[_mm256_setzero_ps(); 4]; BLOCK_VECTORS]; BLOCK_QUERIES];
-        for lane in 0..4 {
-            let mut acc = [[_mm256_setzero_ps(); BLOCK_VECTORS]; BLOCK_QUERIES];
-            for at in (8 * lane..dim).step_by(32) {
-                // SAFETY: `at + 8 <= dim` (a multiple of 32 above `at`), the length of every
-                // query and vector (asserted); the loads are unaligned.
-                let mut v = [_mm256_setzero_ps(); BLOCK_VECTORS];
-                for (v, vector) in v.iter_mut().zip(vs) {
-                    // SAFETY: as below.
-                    *v = unsafe { _mm256_loadu_ps(vector.as_ptr().add(at)) };
-                }
-                for (q, acc) in qs.iter().zip(acc.iter_mut()) {
-                    // SAFETY: as above.
-                    let q = unsafe { _mm256_loadu_ps(q.as_ptr().add(at)) };
-                    for (v, acc) in v.iter().zip(acc.iter_mut()) {
-                        *acc = _mm256_fmadd_ps(q, *v, *acc);
-                    }
-                }
-            }
-            for (pair, acc) in lanes.iter_mut().zip(acc) {
-                for (lanes, acc) in pair.iter_mut().zip(acc) {
-                    lanes[lane] = acc;
-                }
-            }
-        }
-        let mut scores = [[0.0; BLOCK_VECTORS]; BLOCK_QUERIES];
-        for (scores, pair) in scores.iter_mut().zip(lanes) {
-            for (score, lanes) in scores.iter_mut().zip(pair) {
-                *score = sum_lanes(lanes);
-            }
-        }
-        scores
-    }
 }
 
 /// Checks the dimension and returns a unit-length copy.
@@ -298,42 +158,6 @@ mod tests {
     /// Every pair scored by the blocked kernel and by the pairwise one, bit for bit, for
     /// lengths the kernel blocks and lengths it leaves to `dot`, and for counts that leave
     /// partial blocks of queries and of vectors.
-    #[test]
-    fn dot_many_gives_each_pair_what_dot_gives_it() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
-        for dim in [32usize, 64, 256, 512, 40, 7] {
-            for nq in [1usize, 2, 3, 4, 5, 8, 9, 14, 27] {
-                for nv in [1usize, 2, 3, 4, 7, 10, 13] {
-                    let qs: Vec<Vec<f32>> = (0..nq)
-                        .map(|_| (0..dim).map(|_| next()).collect())
-                        .collect();
-                    let vs: Vec<Vec<f32>> = (0..nv)
-                        .map(|_| (0..dim).map(|_| next()).collect())
-                        .collect();
-                    let q_refs: Vec<&[f32]> = qs.iter().map(Vec::as_slice).collect();
-                    let v_refs: Vec<&[f32]> = vs.iter().map(Vec::as_slice).collect();
-                    let mut out = vec![f32::NAN; nq * nv];
-                    dot_many(&q_refs, &v_refs, &mut out);
-                    for (j, v) in vs.iter().enumerate() {
-                        for (i, q) in qs.iter().enumerate() {
-                            assert_eq!(
-                                out[j * nq + i].to_bits(),
-                                dot(q, v).to_bits(),
-                                "dim {dim}, {nq} queries, {nv} vectors: query {i}, vector {j}"
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-
     #[test]
     fn distance_to_self_is_zero_not_negative() {
         let v = normalised(&[0.3, 0.4, 0.5, 0.1, 0.9, 0.2, 0.7, 0.6, 0.8], 9).unwrap();

@@ -13,6 +13,7 @@
 
 mod bank;
 mod bm25;
+mod codes;
 mod distance;
 mod entity;
 mod error;

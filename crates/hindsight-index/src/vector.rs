@@ -15,7 +15,8 @@ use hnsw_rs::hnsw::Hnsw;
 use hnsw_rs::hnswio::HnswIo;
 use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
 
-use crate::distance::{dot, dot_many, normalised, UnitCosine};
+use crate::codes::{products, CodeArena, Coded, QueryCodes};
+use crate::distance::{dot, normalised, UnitCosine};
 use crate::flat::{FlatGraph, ScratchPool, Vectors};
 use crate::persist;
 use crate::topk::{sort_hits, TopK};
@@ -160,10 +161,12 @@ struct Slot {
 }
 
 /// Vectors by slot number, which is also the id the graph knows them by.
+/// Each vector's eight-bit codes are kept beside it, for exact scans (see `codes.rs`).
 struct Arena {
     dim: usize,
     chunks: Vec<Vec<f32>>,
     len: usize,
+    codes: CodeArena,
 }
 
 impl Arena {
@@ -172,6 +175,7 @@ impl Arena {
             dim,
             chunks: Vec::new(),
             len: 0,
+            codes: CodeArena::new(dim, CHUNK),
         }
     }
 
@@ -184,6 +188,7 @@ impl Arena {
             .last_mut()
             .expect("chunk allocated above")
             .extend_from_slice(v);
+        self.codes.push(v);
         self.len += 1;
     }
 
@@ -314,8 +319,11 @@ impl State {
     }
 
     /// One pass over the slots for every query: a chunk of slots at a time is scored against all
-    /// of them at once (see [`dot_many`]), then offered to each query's top k in slot order, as
-    /// when each slot was scored alone. The filter runs at most once per slot.
+    /// of them at once through the vectors' eight-bit codes (see `codes.rs`), and a slot's float
+    /// score is computed for a query only where the codes leave it a chance of that query's top
+    /// k. Slots are offered in slot order with their float scores, as when each was scored
+    /// alone, so the codes change the work and not the answer. The filter runs at most once
+    /// per slot.
     fn exact_many(
         &self,
         qs: &[&[f32]],
@@ -323,22 +331,29 @@ impl State {
         filter: &dyn Fn(u128) -> bool,
         filter_first: bool,
     ) -> Vec<Vec<(u128, f32)>> {
+        if qs.is_empty() {
+            return Vec::new();
+        }
         let mut tops: Vec<TopK> = qs.iter().map(|_| TopK::new(k)).collect();
         let mut floors: Vec<f32> = tops.iter().map(TopK::floor).collect();
+        let mut codes = QueryCodes::new(qs);
         let mut live = self.slots.iter().enumerate().filter(|(_, s)| s.live);
-        // A chunk's ids and vectors, in slot order.
+        // A chunk's ids, slots and codes, in slot order.
         let mut ids: Vec<u128> = Vec::with_capacity(SCAN_CHUNK);
-        let mut vectors: Vec<&[f32]> = Vec::with_capacity(SCAN_CHUNK);
-        let mut dots = vec![0f32; SCAN_CHUNK * qs.len()];
+        let mut slots: Vec<usize> = Vec::with_capacity(SCAN_CHUNK);
+        let mut coded: Vec<Coded<'_>> = Vec::with_capacity(SCAN_CHUNK);
+        let mut chunk_products = vec![0i32; SCAN_CHUNK * qs.len()];
         loop {
             ids.clear();
-            vectors.clear();
+            slots.clear();
+            coded.clear();
             for (slot, s) in live.by_ref() {
                 if filter_first && !filter(s.id) {
                     continue;
                 }
                 ids.push(s.id);
-                vectors.push(self.arena.get(slot));
+                slots.push(slot);
+                coded.push(self.arena.codes.get(slot));
                 if ids.len() == SCAN_CHUNK {
                     break;
                 }
@@ -346,12 +361,24 @@ impl State {
             if ids.is_empty() {
                 break;
             }
-            let dots = &mut dots[..ids.len() * qs.len()];
-            dot_many(qs, &vectors, dots);
-            for (&id, dots) in ids.iter().zip(dots.chunks_exact(qs.len())) {
+            let chunk_products = &mut chunk_products[..ids.len() * qs.len()];
+            products(&codes, &coded, chunk_products);
+            for (((&id, &slot), v), row) in ids
+                .iter()
+                .zip(&slots)
+                .zip(&coded)
+                .zip(chunk_products.chunks_exact(qs.len()))
+            {
+                if !codes.any_reaches(*v, row) {
+                    continue;
+                }
                 let mut passes = filter_first.then_some(true);
-                for ((&dot, top), floor) in dots.iter().zip(tops.iter_mut()).zip(&mut floors) {
-                    let score = similarity_of_dot(dot);
+                for (i, &product) in row.iter().enumerate() {
+                    if !codes.reaches(i, *v, product) {
+                        continue;
+                    }
+                    let (top, floor) = (&mut tops[i], &mut floors[i]);
+                    let score = similarity(qs[i], self.arena.get(slot));
                     if score < *floor {
                         continue;
                     }
@@ -359,6 +386,7 @@ impl State {
                     if top.admits(id, score) && *passes.get_or_insert_with(|| filter(id)) {
                         top.push(id, score);
                         *floor = top.floor();
+                        codes.set_floor(i, *floor);
                     }
                 }
             }

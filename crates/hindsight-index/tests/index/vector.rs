@@ -303,3 +303,81 @@ fn invalid_vectors_are_rejected() {
     let s = idx.similarity(3, &[0.0, 2.0, 0.0, 0.0]).unwrap().unwrap();
     assert!((s - 0.8).abs() < 1e-6);
 }
+
+/// The scores of the best `k` of `vecs` for `q` passing `keep`, by a plain f64 dot product.
+fn brute_force(vecs: &[Vec<f32>], q: &[f32], k: usize, keep: impl Fn(u128) -> bool) -> Vec<f64> {
+    let mut scores: Vec<f64> = vecs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i as u128))
+        .map(|(_, v)| true_score(v, q))
+        .collect();
+    scores.sort_by(|a, b| b.total_cmp(a));
+    scores.truncate(k);
+    scores
+}
+
+fn true_score(v: &[f32], q: &[f32]) -> f64 {
+    v.iter()
+        .zip(q)
+        .map(|(a, b)| f64::from(*a) * f64::from(*b))
+        .sum()
+}
+
+/// Whether `hits` are the best `k` (scores equal up to float rounding: near-ties may come in
+/// either order).
+fn assert_best(vecs: &[Vec<f32>], q: &[f32], hits: &[(u128, f32)], best: &[f64], what: &str) {
+    assert_eq!(hits.len(), best.len(), "{what}");
+    for ((id, score), want) in hits.iter().zip(best) {
+        let got = true_score(&vecs[*id as usize], q);
+        assert!(
+            (got - want).abs() < 1e-5,
+            "{what}: {id} scores {got}, the best there {want}"
+        );
+        assert!(
+            (f64::from(*score) - got).abs() < 1e-5,
+            "{what}: {id} reported {score}"
+        );
+    }
+}
+
+#[test]
+fn exact_scans_find_what_a_brute_force_finds_in_dense_and_clustered_banks() {
+    for (dim, clustered) in [(256, false), (256, true), (100, true), (24, false)] {
+        let mut vecs = unit_vectors(11, 3_000, dim);
+        if clustered {
+            // Near-duplicates around a few centres: many scores close to each top k's floor,
+            // where the eight-bit codes alone could not tell the order.
+            let centres = unit_vectors(12, 5, dim);
+            for (i, v) in vecs.iter_mut().enumerate() {
+                let centre = &centres[i % centres.len()];
+                let mixed: Vec<f32> = centre
+                    .iter()
+                    .zip(v.iter())
+                    .map(|(c, x)| c + 0.08 * x)
+                    .collect();
+                let norm = mixed.iter().map(|x| x * x).sum::<f32>().sqrt();
+                *v = mixed.into_iter().map(|x| x / norm).collect();
+            }
+        }
+        let idx = filled(VectorConfig::new(dim), &vecs);
+        let queries = unit_vectors(13, 50, dim);
+        let refs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
+        for k in [1, 3, 40] {
+            let what = format!("dim {dim}, clustered {clustered}, k {k}");
+            let odd = |id: u128| id % 2 == 1;
+            for (hits, q) in idx
+                .search_batch(&refs, k, 128, &odd)
+                .unwrap()
+                .iter()
+                .zip(&queries)
+            {
+                assert!(hits.iter().all(|h| odd(h.0)), "{what}: the filter");
+                assert_best(&vecs, q, hits, &brute_force(&vecs, q, k, odd), &what);
+            }
+            let q = &queries[0];
+            let one = idx.search(q, k, &all).unwrap();
+            assert_best(&vecs, q, &one, &brute_force(&vecs, q, k, all), &what);
+        }
+    }
+}
