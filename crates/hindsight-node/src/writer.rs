@@ -1,5 +1,6 @@
 //! The write path: validate, embed, find duplicates, propose one log entry, wait until searchable.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -457,7 +458,8 @@ fn neighbours(
     let mut nearest: Option<f32> = None;
     let mut near =
         |similarity: f32| nearest = Some(nearest.map_or(similarity, |n| n.max(similarity)));
-    let mut likely_conflict = hindsight_text::has_change_cue(&memory.content).is_some();
+    let statement = Statement::of(memory);
+    let mut likely_conflict = statement.announces_change;
     for p in earlier {
         if p.memory.bank != memory.bank {
             continue;
@@ -466,7 +468,7 @@ fn neighbours(
         near(similarity);
         if similarity >= threshold
             && best.is_none_or(|(_, s)| similarity > s)
-            && is_restatement(&p.memory, memory)
+            && statement.restated_by(&p.memory)
         {
             best = Some((p.lands_in, similarity));
         }
@@ -483,7 +485,7 @@ fn neighbours(
                 // Neither a likely conflict nor a duplicate, whatever it states.
                 continue;
             }
-            let restates = is_restatement(&existing, memory);
+            let restates = statement.restated_by(&existing);
             if !restates && conflicts_unless_restated {
                 likely_conflict = true;
             }
@@ -508,26 +510,45 @@ fn same_slot_other_value(existing: &Memory, new: &Memory) -> bool {
         (Some(a), Some(b)) if a.subject == b.subject && a.attribute == b.attribute && a.value != b.value)
 }
 
-/// Embeddings put "I like tea" and "I no longer like tea" close together; these cheap checks keep a
-/// changed value or a negation from being merged away as a duplicate.
-fn is_restatement(existing: &Memory, new: &Memory) -> bool {
-    if existing.kind != new.kind {
-        return false;
-    }
-    if hindsight_text::has_negation(&existing.content).is_some()
-        != hindsight_text::has_negation(&new.content).is_some()
-        || hindsight_text::has_change_cue(&new.content).is_some()
-    {
-        return false;
-    }
-    if numbers(&existing.content) != numbers(&new.content) {
-        return false;
-    }
-    match (&existing.slot, &new.slot) {
-        (Some(a), Some(b)) if a.subject == b.subject && a.attribute == b.attribute => {
-            a.value == b.value
+/// What a new write states, read at most once for all the memories it is compared with.
+struct Statement<'a> {
+    memory: &'a Memory,
+    announces_change: bool,
+    negated: OnceCell<bool>,
+    numbers: OnceCell<Vec<String>>,
+}
+
+impl<'a> Statement<'a> {
+    fn of(memory: &'a Memory) -> Self {
+        Statement {
+            memory,
+            announces_change: hindsight_text::has_change_cue(&memory.content).is_some(),
+            negated: OnceCell::new(),
+            numbers: OnceCell::new(),
         }
-        _ => true,
+    }
+
+    /// Embeddings put "I like tea" and "I no longer like tea" close together; these cheap
+    /// checks keep a changed value or a negation from being merged away as a duplicate. The
+    /// negations, the costliest to read, are compared last.
+    fn restated_by(&self, existing: &Memory) -> bool {
+        let new = self.memory;
+        if existing.kind != new.kind || self.announces_change {
+            return false;
+        }
+        if let (Some(a), Some(b)) = (&existing.slot, &new.slot) {
+            if a.subject == b.subject && a.attribute == b.attribute && a.value != b.value {
+                return false;
+            }
+        }
+        let stated = self.numbers.get_or_init(|| numbers(&new.content));
+        if numbers(&existing.content) != *stated {
+            return false;
+        }
+        let negated = *self
+            .negated
+            .get_or_init(|| hindsight_text::has_negation(&new.content).is_some());
+        hindsight_text::has_negation(&existing.content).is_some() == negated
     }
 }
 
