@@ -536,10 +536,8 @@ impl<'a> Statement<'a> {
         if existing.kind != new.kind || self.announces_change {
             return false;
         }
-        if let (Some(a), Some(b)) = (&existing.slot, &new.slot) {
-            if a.subject == b.subject && a.attribute == b.attribute && a.value != b.value {
-                return false;
-            }
+        if same_slot_other_value(existing, new) {
+            return false;
         }
         let stated = self.numbers.get_or_init(|| numbers(&new.content));
         if numbers(&existing.content) != *stated {
