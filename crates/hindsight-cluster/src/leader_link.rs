@@ -1,3 +1,4 @@
+use std::sync::Arc;
 use std::time::Duration;
 
 use hindsight_core::{Command, CommandOutcome};
@@ -43,11 +44,11 @@ impl LeaderLink for GrpcLeaderLink {
         &self,
         leader: u64,
         addr: String,
-        command: Command,
+        command: Arc<Command>,
     ) -> LinkFuture<(u64, CommandOutcome)> {
         let peers = self.peers.clone();
         Box::pin(async move {
-            let command = bincode::serialize(&command)
+            let command = bincode::serialize(&*command)
                 .map_err(|e| StoreError::Internal(format!("encoding a command: {e}")))?;
             let mut client = peers.client(&addr).map_err(|e| StoreError::NotLeader {
                 leader_id: Some(leader),

@@ -1,5 +1,6 @@
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use hindsight_core::{Command, CommandOutcome};
 
@@ -21,7 +22,7 @@ pub trait LeaderLink: Send + Sync + 'static {
         &self,
         leader: u64,
         addr: String,
-        command: Command,
+        command: Arc<Command>,
     ) -> LinkFuture<(u64, CommandOutcome)>;
 
     /// Asks `leader` to confirm it leads; returns the log index a read must have applied.

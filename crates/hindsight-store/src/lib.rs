@@ -17,6 +17,7 @@ pub mod network;
 mod overlay;
 mod proposer;
 mod reader;
+mod recent_entries;
 mod release;
 mod response;
 mod retrieval_log;

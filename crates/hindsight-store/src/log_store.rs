@@ -2,6 +2,7 @@ use std::fmt::Debug;
 use std::io;
 use std::ops::{Bound, RangeBounds};
 use std::path::Path;
+use std::sync::Arc;
 
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{ErrorSubject, ErrorVerb, LogId, OptionalSend, RaftLogReader, StorageError, Vote};
@@ -13,10 +14,16 @@ use sled::{Batch, Db, Transactional, Tree};
 use crate::codec::{decode, encode};
 use crate::error::StoreError;
 use crate::keys;
+use crate::recent_entries::RecentEntries;
 use crate::release::ReleaseToken;
 use crate::type_config::TypeConfig;
 
 type Entry = openraft::Entry<TypeConfig>;
+
+/// How many of the newest entries, and about how many bytes of them, each group keeps decoded
+/// beside its log (see [`RecentEntries`]): a few seconds of a busy group's writes.
+const RECENT_ENTRIES: usize = 1024;
+const RECENT_ENTRIES_BYTES: usize = 16 << 20;
 
 /// The Raft log of one group, in its own sled database so that log fsyncs do not also flush the state
 /// machine's pages.
@@ -31,6 +38,8 @@ pub struct LogStore {
     tree: Tree,
     /// The vote, the committed index and the purge mark.
     meta: Tree,
+    /// Shared by the clones, like the trees.
+    recent: Arc<parking_lot::Mutex<RecentEntries>>,
     release: Option<ReleaseToken>,
 }
 
@@ -60,6 +69,10 @@ impl LogStore {
             db,
             tree,
             meta,
+            recent: Arc::new(parking_lot::Mutex::new(RecentEntries::new(
+                RECENT_ENTRIES,
+                RECENT_ENTRIES_BYTES,
+            ))),
             release: None,
         })
     }
@@ -128,6 +141,14 @@ impl LogStore {
             },
             Bound::Unbounded => 0,
         };
+        let held_end = match range.end_bound() {
+            Bound::Included(&i) => i.checked_add(1),
+            Bound::Excluded(&i) => Some(i),
+            Bound::Unbounded => None,
+        };
+        if let Some(held) = held_end.and_then(|end| self.recent.lock().get(start, end)) {
+            return Ok(held);
+        }
         let end = match range.end_bound() {
             Bound::Included(&i) => Bound::Included(keys::log_entry(i)),
             Bound::Excluded(&i) => Bound::Excluded(keys::log_entry(i)),
@@ -219,14 +240,23 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I::IntoIter: OptionalSend,
     {
         let mut batch = Batch::default();
+        let mut appended = Vec::new();
         for entry in entries {
             let bytes = encode("log entry", &entry)
                 .map_err(|e| e.into_raft(ErrorSubject::Log(entry.log_id), ErrorVerb::Write))?;
+            let size = bytes.len();
             batch.insert(&keys::log_entry(entry.log_id.index), bytes);
+            appended.push((entry, size));
         }
         crate::sled_gate::exclusively(|| self.tree.apply_batch(batch))
             .map_err(|e| StoreError::storage("appending log entries", e))
             .map_err(logs_err(ErrorVerb::Write))?;
+        {
+            let mut recent = self.recent.lock();
+            for (entry, size) in appended {
+                recent.appended(entry, size);
+            }
+        }
         // Raft may count an entry towards a quorum as soon as the callback fires, so the fsync must
         // come first.
         match crate::sled_gate::flush(&self.db).await {
@@ -243,6 +273,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn truncate(&mut self, log_id: LogId<u64>) -> Result<(), StorageError<u64>> {
+        self.recent.lock().truncated(log_id.index);
         let mut batch = Batch::default();
         for key in self.keys_from(log_id.index) {
             let key = key
@@ -260,6 +291,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         // The mark and the removals go in one transaction: a crash can never leave entries gone
         // while the mark still points before them, which would make the log look like it had a hole.
         let mark = encode("purge mark", &log_id).map_err(logs_err(ErrorVerb::Delete))?;
+        self.recent.lock().purged(log_id.index);
         let mut batch = Batch::default();
         for key in self
             .tree
@@ -391,11 +423,19 @@ mod tests {
             },
             Entry {
                 log_id: log_id(1, 2),
-                payload: EntryPayload::Normal(Command::CreateBank { config }),
+                payload: EntryPayload::Normal(Arc::new(Command::CreateBank { config })),
             },
         ];
         for entry in entries {
             let bytes = encode("entry", &entry).unwrap();
+            // A shared command is encoded as the command itself: logs written when entries
+            // held their commands inline read back the same.
+            if let EntryPayload::Normal(command) = &entry.payload {
+                let inline = encode("command", &**command).unwrap();
+                assert!(bytes.ends_with(&inline));
+                let shared = encode("command", command).unwrap();
+                assert_eq!(shared, inline);
+            }
             let back: Entry = decode("entry", &bytes).unwrap();
             assert_eq!(back.log_id, entry.log_id);
             assert_eq!(

@@ -190,7 +190,7 @@ async fn run(
             while waiters.try_join_next().is_some() {}
             continue;
         }
-        match raft.client_write_ff(command).await {
+        match raft.client_write_ff(Arc::new(command)).await {
             Ok(answer) => {
                 counts.entries.fetch_add(1, Ordering::Relaxed);
                 counts
@@ -246,6 +246,7 @@ async fn submit(
     route: &LeaderRoute,
     command: Command,
 ) -> Result<(u64, CommandOutcome), StoreError> {
+    let command = Arc::new(command);
     let deadline = Instant::now() + route.leader_wait;
     loop {
         let (leader, addr) = known_leader(raft, deadline).await?;

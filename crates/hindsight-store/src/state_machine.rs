@@ -337,9 +337,9 @@ mod tests {
     fn create_bank(index: u64, name: &str) -> Entry {
         Entry {
             log_id: LogId::new(CommittedLeaderId::new(1, 1), index),
-            payload: EntryPayload::Normal(Command::CreateBank {
+            payload: EntryPayload::Normal(Arc::new(Command::CreateBank {
                 config: BankConfig::new(name.parse().unwrap(), Timestamp(1)),
-            }),
+            })),
         }
     }
 

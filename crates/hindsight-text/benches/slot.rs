@@ -1,8 +1,9 @@
 //! Slot and entity extraction over sentences shaped like agents' memories, in English and
-//! Chinese: every memory written goes through both.
+//! Chinese: every memory written goes through both, and every replica turns each one into keyword
+//! terms.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use hindsight_text::{extract_entities, extract_slot};
+use hindsight_text::{extract_entities, extract_slot, Analyzer};
 
 const SENTENCES: &[&str] = &[
     "I live in Austin.",
@@ -42,6 +43,14 @@ fn slots(c: &mut Criterion) {
         b.iter(|| {
             for s in SENTENCES {
                 black_box(extract_entities(black_box(s)));
+            }
+        })
+    });
+    let analyzer = Analyzer::shared();
+    c.bench_function("analyzer terms/22 sentences", |b| {
+        b.iter(|| {
+            for s in SENTENCES {
+                black_box(analyzer.terms(black_box(s)));
             }
         })
     });

@@ -1,5 +1,7 @@
 //! Keyword-search analysis: text → index terms, for English and Chinese alike.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use jieba_rs::Jieba;
@@ -235,11 +237,31 @@ impl Analyzer {
     /// non-Latin words come back lower-cased only.
     pub fn stem(&self, word: &str) -> String {
         let lower = normalize(word);
-        if lower.chars().all(|c| c.is_ascii_alphabetic()) {
-            self.stemmer.stem(&american_spelling(&lower)).into_owned()
+        if is_ascii_letters(&lower) {
+            self.stem_ascii(&lower)
         } else {
             lower
         }
+    }
+
+    /// The stem of a lower-case ASCII word, spelling-folded. Agents' memories repeat the same
+    /// few thousand words, and every replica analyses every memory, so stems are remembered
+    /// per thread (the stemmer and the fold are the same for every analyzer).
+    fn stem_ascii(&self, word: &str) -> String {
+        if word.len() > STEM_CACHE_MAX_WORD {
+            return self.stemmer.stem(&american_spelling(word)).into_owned();
+        }
+        STEMS.with_borrow_mut(|stems| {
+            if let Some(stem) = stems.get(word) {
+                return stem.to_string();
+            }
+            let stem = self.stemmer.stem(&american_spelling(word)).into_owned();
+            if stems.len() >= STEM_CACHE_WORDS {
+                stems.clear();
+            }
+            stems.insert(word.into(), stem.as_str().into());
+            stem
+        })
     }
 
     fn han_terms(&self, run: &str, out: &mut Vec<String>) {
@@ -266,12 +288,11 @@ impl Analyzer {
     fn word_terms(&self, raw: &str, out: &mut Vec<String>) {
         let mut token: String = raw.chars().map(|c| lower_char(fold_char(c))).collect();
         // Possessive "'s" carries no meaning of its own; other apostrophes are dropped so that
-        // "don't" meets the stop list as "dont".
-        if let Some(stripped) = token.strip_suffix("'s") {
-            token = stripped.to_string();
+        // "don't" meets the stop list as "dont". Commas only ever join digits ("1,000").
+        if token.ends_with("'s") {
+            token.truncate(token.len() - 2);
         }
-        token.retain(|c| c != '\'');
-        token = remove_digit_commas(&token);
+        token.retain(|c| c != '\'' && c != ',');
         if token.is_empty() {
             return;
         }
@@ -297,8 +318,8 @@ impl Analyzer {
         if word.is_empty() || is_english_stop_word(word) {
             return;
         }
-        if word.chars().all(|c| c.is_ascii_alphabetic()) {
-            out.push(self.stemmer.stem(&american_spelling(word)).into_owned());
+        if is_ascii_letters(word) {
+            out.push(self.stem_ascii(word));
         } else {
             // Numbers, identifiers and other scripts are kept as written.
             out.push(word.to_string());
@@ -306,11 +327,17 @@ impl Analyzer {
     }
 }
 
-fn remove_digit_commas(token: &str) -> String {
-    if !token.contains(',') {
-        return token.to_string();
-    }
-    token.chars().filter(|&c| c != ',').collect()
+fn is_ascii_letters(word: &str) -> bool {
+    word.bytes().all(|b| b.is_ascii_alphabetic())
+}
+
+/// Words kept per thread in the stem cache before it starts over, and the longest word kept:
+/// about a megabyte per thread at most.
+const STEM_CACHE_WORDS: usize = 8192;
+const STEM_CACHE_MAX_WORD: usize = 32;
+
+thread_local! {
+    static STEMS: RefCell<HashMap<Box<str>, Box<str>>> = RefCell::new(HashMap::new());
 }
 
 /// Splits an identifier at its joiners, except a dot between digits ("v2.3" stays whole) and the
@@ -446,6 +473,40 @@ mod tests {
         let a = Analyzer::shared();
         assert_eq!(a.stem("Preferences"), a.terms("preferences")[0]);
         assert_eq!(a.stem("北京"), "北京");
+    }
+
+    #[test]
+    fn remembered_stems_are_the_stemmer_s_own() {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let a = Analyzer::shared();
+        let suffixes = ["", "s", "ing", "ed", "ation", "ly", "ness"];
+        let roots = [
+            "analys", "colour", "organis", "run", "connect", "generous", "happi",
+        ];
+        // More distinct words than the cache keeps, twice over, so that words are read back
+        // from it, and again after it started over; plus words too long to be kept.
+        let mut words: Vec<String> = vec![];
+        for n in 0..(STEM_CACHE_WORDS / (roots.len() * suffixes.len()) + 2) {
+            for root in roots {
+                for suffix in suffixes {
+                    let filler: String = (0..n % 5)
+                        .map(|i| (b'a' + (n / 5 + i) as u8 % 26) as char)
+                        .collect();
+                    words.push(format!("{root}{filler}{suffix}"));
+                }
+            }
+        }
+        words.push("pneumonoultramicroscopicsilicovolcanoconiosis".into());
+        assert!(words.len() > STEM_CACHE_WORDS);
+        for _ in 0..2 {
+            for word in &words {
+                let expected = stemmer.stem(&american_spelling(word)).into_owned();
+                assert_eq!(a.stem(word), expected, "{word}");
+                if !is_english_stop_word(word) {
+                    assert_eq!(a.terms(word), vec![expected], "{word}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::support;
 struct NoLeaderElsewhere;
 
 impl LeaderLink for NoLeaderElsewhere {
-    fn propose(&self, _: u64, _: String, _: Command) -> LinkFuture<(u64, CommandOutcome)> {
+    fn propose(&self, _: u64, _: String, _: Arc<Command>) -> LinkFuture<(u64, CommandOutcome)> {
         Box::pin(async { Err(StoreError::Internal("no other leader in this test".into())) })
     }
 

@@ -89,7 +89,7 @@ fn membership() -> EntryPayload<TypeConfig> {
 }
 
 fn normal(command: Command) -> EntryPayload<TypeConfig> {
-    EntryPayload::Normal(command)
+    EntryPayload::Normal(std::sync::Arc::new(command))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
