@@ -141,18 +141,18 @@ impl LogStore {
             },
             Bound::Unbounded => 0,
         };
-        let held_end = match range.end_bound() {
+        // Exclusive; none when the range runs to the end of the log.
+        let end = match range.end_bound() {
             Bound::Included(&i) => i.checked_add(1),
             Bound::Excluded(&i) => Some(i),
             Bound::Unbounded => None,
         };
-        if let Some(held) = held_end.and_then(|end| self.recent.lock().get(start, end)) {
+        if let Some(held) = end.and_then(|end| self.recent.lock().get(start, end)) {
             return Ok(held);
         }
-        let end = match range.end_bound() {
-            Bound::Included(&i) => Bound::Included(keys::log_entry(i)),
-            Bound::Excluded(&i) => Bound::Excluded(keys::log_entry(i)),
-            Bound::Unbounded => Bound::Included(keys::log_entry(u64::MAX)),
+        let end = match end {
+            Some(i) => Bound::Excluded(keys::log_entry(i)),
+            None => Bound::Included(keys::log_entry(u64::MAX)),
         };
         self.tree
             .range((Bound::Included(keys::log_entry(start)), end))

@@ -117,6 +117,14 @@ mod tests {
         }
     }
 
+    /// Entries of term 1 at `indexes`, each of 10 bytes, appended in order.
+    fn holding(mut recent: RecentEntries, indexes: std::ops::RangeInclusive<u64>) -> RecentEntries {
+        for i in indexes {
+            recent.appended(entry(1, i), 10);
+        }
+        recent
+    }
+
     fn ids(entries: Option<Vec<Entry>>) -> Option<Vec<(u64, u64)>> {
         entries.map(|es| {
             es.iter()
@@ -127,11 +135,8 @@ mod tests {
 
     #[test]
     fn answers_only_ranges_it_holds_whole() {
-        let mut recent = RecentEntries::new(100, 1 << 20);
-        assert_eq!(ids(recent.get(0, 1)), None);
-        for i in 5..10 {
-            recent.appended(entry(1, i), 10);
-        }
+        assert_eq!(ids(RecentEntries::new(100, 1 << 20).get(0, 1)), None);
+        let recent = holding(RecentEntries::new(100, 1 << 20), 5..=9);
         assert_eq!(ids(recent.get(6, 8)), Some(vec![(1, 6), (1, 7)]));
         assert_eq!(ids(recent.get(5, 10)).map(|v| v.len()), Some(5));
         assert_eq!(ids(recent.get(4, 8)), None, "4 is not held");
@@ -141,17 +146,11 @@ mod tests {
 
     #[test]
     fn keeps_the_newest_within_its_bounds() {
-        let mut recent = RecentEntries::new(4, 1 << 20);
-        for i in 1..=10 {
-            recent.appended(entry(1, i), 10);
-        }
+        let recent = holding(RecentEntries::new(4, 1 << 20), 1..=10);
         assert_eq!(ids(recent.get(7, 11)).map(|v| v.len()), Some(4));
         assert_eq!(ids(recent.get(6, 11)), None);
 
-        let mut recent = RecentEntries::new(100, 35);
-        for i in 1..=10 {
-            recent.appended(entry(1, i), 10);
-        }
+        let mut recent = holding(RecentEntries::new(100, 35), 1..=10);
         assert_eq!(ids(recent.get(8, 11)).map(|v| v.len()), Some(3));
         assert_eq!(ids(recent.get(7, 11)), None);
 
@@ -163,10 +162,7 @@ mod tests {
 
     #[test]
     fn a_rewritten_suffix_replaces_the_old_one() {
-        let mut recent = RecentEntries::new(100, 1 << 20);
-        for i in 1..=6 {
-            recent.appended(entry(1, i), 10);
-        }
+        let mut recent = holding(RecentEntries::new(100, 1 << 20), 1..=6);
         // A follower whose log conflicts with the new leader's from index 4 on.
         recent.truncated(4);
         assert_eq!(ids(recent.get(4, 5)), None);
@@ -181,10 +177,7 @@ mod tests {
 
     #[test]
     fn a_gap_or_a_purge_drops_what_no_longer_joins_the_log() {
-        let mut recent = RecentEntries::new(100, 1 << 20);
-        for i in 1..=6 {
-            recent.appended(entry(1, i), 10);
-        }
+        let mut recent = holding(RecentEntries::new(100, 1 << 20), 1..=6);
         recent.purged(3);
         assert_eq!(ids(recent.get(3, 5)), None);
         assert_eq!(ids(recent.get(4, 7)).map(|v| v.len()), Some(3));

@@ -248,14 +248,15 @@ impl Analyzer {
     /// few thousand words, and every replica analyses every memory, so stems are remembered
     /// per thread (the stemmer and the fold are the same for every analyzer).
     fn stem_ascii(&self, word: &str) -> String {
+        let stem_now = || self.stemmer.stem(&american_spelling(word)).into_owned();
         if word.len() > STEM_CACHE_MAX_WORD {
-            return self.stemmer.stem(&american_spelling(word)).into_owned();
+            return stem_now();
         }
         STEMS.with_borrow_mut(|stems| {
             if let Some(stem) = stems.get(word) {
                 return stem.to_string();
             }
-            let stem = self.stemmer.stem(&american_spelling(word)).into_owned();
+            let stem = stem_now();
             if stems.len() >= STEM_CACHE_WORDS {
                 stems.clear();
             }
@@ -487,17 +488,25 @@ mod tests {
         // from it, and again after it started over; plus words too long to be kept.
         let mut words: Vec<String> = vec![];
         for n in 0..(STEM_CACHE_WORDS / (roots.len() * suffixes.len()) + 2) {
+            // `n` written in letters, so that every `n` makes new words.
+            let mut filler = String::new();
+            let mut rest = n;
+            loop {
+                filler.push((b'a' + (rest % 26) as u8) as char);
+                rest /= 26;
+                if rest == 0 {
+                    break;
+                }
+            }
             for root in roots {
                 for suffix in suffixes {
-                    let filler: String = (0..n % 5)
-                        .map(|i| (b'a' + (n / 5 + i) as u8 % 26) as char)
-                        .collect();
                     words.push(format!("{root}{filler}{suffix}"));
                 }
             }
         }
         words.push("pneumonoultramicroscopicsilicovolcanoconiosis".into());
-        assert!(words.len() > STEM_CACHE_WORDS);
+        let distinct: std::collections::HashSet<&String> = words.iter().collect();
+        assert!(distinct.len() > STEM_CACHE_WORDS, "{}", distinct.len());
         for _ in 0..2 {
             for word in &words {
                 let expected = stemmer.stem(&american_spelling(word)).into_owned();
