@@ -25,12 +25,18 @@ EXPECTED = [
     'hindsight_writes_total{disposition="merged"}',
     'hindsight_writes_total{disposition="quarantined"}',
     "hindsight_recall_duration_seconds_bucket",
+    'hindsight_write_stage_duration_seconds_bucket{stage="prepare"}',
+    'hindsight_write_stage_duration_seconds_bucket{stage="commit"}',
+    'hindsight_write_stage_duration_seconds_bucket{stage="searchable"}',
     'hindsight_recall_arm_duration_seconds_bucket{arm="semantic"}',
     'hindsight_recall_arm_duration_seconds_bucket{arm="keyword"}',
     'hindsight_recall_arm_duration_seconds_bucket{arm="entity"}',
     'hindsight_recall_arm_duration_seconds_bucket{arm="temporal"}',
     "hindsight_embedding_duration_seconds_bucket",
     "hindsight_embedding_texts_total",
+    # Store of record
+    "hindsight_store_flush_duration_seconds_bucket",
+    "hindsight_store_batch_wait_seconds_bucket",
     # Guard
     "hindsight_guard_quarantined_total",
     # Review

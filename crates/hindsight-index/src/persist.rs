@@ -11,21 +11,43 @@ use crate::IndexError;
 
 /// Writes and fsyncs a whole file.
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
+    write_file_unsynced(path, bytes)?;
+    sync_file(path)
+}
+
+/// Writes a whole file without waiting for the disk: for a dump's parts, written while writes to
+/// the index wait and made durable by [`sync_files_in`] once they go on again.
+pub(crate) fn write_file_unsynced(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     let mut f = OpenOptions::new()
         .create(true)
         .truncate(true)
         .write(true)
         .open(path)
         .map_err(|e| IndexError::io(path, e))?;
-    f.write_all(bytes).map_err(|e| IndexError::io(path, e))?;
-    f.sync_all().map_err(|e| IndexError::io(path, e))
+    f.write_all(bytes).map_err(|e| IndexError::io(path, e))
 }
 
-/// Fsyncs a file written by someone else (hnsw_rs's dump only flushes).
+/// Fsyncs a file, written by this crate unsynced or by someone else (hnsw_rs's dump only
+/// flushes).
 pub(crate) fn sync_file(path: &Path) -> Result<(), IndexError> {
     File::open(path)
         .and_then(|f| f.sync_all())
         .map_err(|e| IndexError::io(path, e))
+}
+
+/// Fsyncs every regular file directly in `dir`, then `dir` itself.
+pub(crate) fn sync_files_in(dir: &Path) -> Result<(), IndexError> {
+    for entry in fs::read_dir(dir).map_err(|e| IndexError::io(dir, e))? {
+        let entry = entry.map_err(|e| IndexError::io(dir, e))?;
+        let is_file = entry
+            .file_type()
+            .map_err(|e| IndexError::io(entry.path(), e))?
+            .is_file();
+        if is_file {
+            sync_file(&entry.path())?;
+        }
+    }
+    sync_dir(dir)
 }
 
 /// Fsyncs a directory so that renames and new entries in it are durable.

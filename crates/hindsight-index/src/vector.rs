@@ -845,7 +845,9 @@ impl VectorIndex {
     }
 
     /// Writes `vectors.bin` and, when a graph exists, hnsw_rs's graph files
-    /// into `dir`. Holds the read lock, so writers wait while searches continue.
+    /// into `dir`, without fsyncing them: the caller syncs the directory's
+    /// files once writers may go on. Holds the read lock, so writers wait
+    /// while searches continue.
     pub(crate) fn dump_into(&self, dir: &Path) -> Result<VectorDump, IndexError> {
         self.wait_for_dumped_graph();
         let deadline = Instant::now() + Duration::from_secs(2);
@@ -865,7 +867,7 @@ impl VectorIndex {
                 // An unsettled graph may miss links; without it the load rebuilds.
                 Some(g) if settled && g.hnsw.get_nb_point() > 0 => {
                     if let Some(flat) = &st.flat {
-                        persist::write_file(&dir.join(LINKS_FILE), &flat.to_bytes())?;
+                        persist::write_file_unsynced(&dir.join(LINKS_FILE), &flat.to_bytes())?;
                     }
                     (Some(dump_graph(g, dir)?), g.hnsw.get_nb_point())
                 }
@@ -1281,9 +1283,6 @@ fn dump_graph(g: &Graph, dir: &Path) -> Result<String, IndexError> {
             ))
         }
     };
-    for ext in ["hnsw.graph", "hnsw.data"] {
-        persist::sync_file(&dir.join(format!("{basename}.{ext}")))?;
-    }
     Ok(basename)
 }
 
@@ -1337,8 +1336,8 @@ fn write_vectors(st: &State, path: &Path) -> Result<(), IndexError> {
         }
         w.write_all(&buf).map_err(io_err)?;
     }
-    let file = w.into_inner().map_err(|e| io_err(e.into_error()))?;
-    file.sync_all().map_err(io_err)
+    w.into_inner().map_err(|e| io_err(e.into_error()))?;
+    Ok(())
 }
 
 fn read_vectors(path: &Path, dim: usize) -> Result<State, IndexError> {

@@ -294,7 +294,7 @@ impl Default for StoreSection {
         StoreSection {
             cache_capacity_mb: 64,
             snapshot_every_entries: 5_000,
-            max_in_flight_entries: 2,
+            max_in_flight_entries: 1,
         }
     }
 }

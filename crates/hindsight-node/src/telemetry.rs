@@ -30,6 +30,23 @@ pub fn describe_metrics() {
         "Server-side recall latency: read barrier, embedding, arms, fusion, scoring."
     );
     histogram!(
+        "hindsight_write_stage_duration_seconds",
+        "Server-side time of one write request (a batch counts once) in each stage: prepare \
+         (embedding, extraction, screening, duplicate check), commit (group commit, replication \
+         to a majority with its log flushes, apply here) and searchable (until this node's \
+         indexes hold it)."
+    );
+    histogram!(
+        "hindsight_store_flush_duration_seconds",
+        "One flush of a sled database to disk: Raft log appends, votes and commits, state before \
+         a snapshot. The disk's latency as the store of record sees it."
+    );
+    histogram!(
+        "hindsight_store_batch_wait_seconds",
+        "Time a sled batch (a log append, an entry's apply) waited for flushes in progress, which \
+         sled's process-wide lock makes batches wait for."
+    );
+    histogram!(
         "hindsight_recall_arm_duration_seconds",
         "Latency of one recall arm's search in one bank."
     );
@@ -250,6 +267,12 @@ pub(crate) fn recall_arm<R>(arm: &'static str, search: impl FnOnce() -> R) -> R 
     metrics::histogram!("hindsight_recall_arm_duration_seconds", "arm" => arm)
         .record(started.elapsed().as_secs_f64());
     result
+}
+
+/// One stage of a write request; see the series' help text for what each stage covers.
+pub(crate) fn write_stage(stage: &'static str, took: Duration) {
+    metrics::histogram!("hindsight_write_stage_duration_seconds", "stage" => stage)
+        .record(took.as_secs_f64());
 }
 
 /// A whole recall, server-side: read barrier, embedding, arms, fusion and scoring.

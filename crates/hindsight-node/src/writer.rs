@@ -3,6 +3,7 @@
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::time::Instant;
 
 use hindsight_core::command::{Command, CommandOutcome, ItemVectors, WriteItem, WriteResult};
 use hindsight_core::memory::{AccessStats, StatusChange};
@@ -20,6 +21,7 @@ use crate::guarding;
 use crate::homes::Home;
 use crate::node::Node;
 use crate::quota::{Demand, Reservation};
+use crate::telemetry;
 
 struct Planned {
     memory: Memory,
@@ -59,6 +61,7 @@ pub async fn write_batch(
     let _admitted = node.write_admission().admit(requests.len())?;
 
     let now = Timestamp::now();
+    let started = Instant::now();
     let mut commands = vec![];
     let mut banks: HashMap<BankName, (BankConfig, Option<Arc<BankView>>)> = HashMap::new();
     for request in &requests {
@@ -184,6 +187,8 @@ pub async fn write_batch(
     };
 
     let creates_bank = banks.values().any(|(_, view)| view.is_none());
+    let prepared = Instant::now();
+    telemetry::write_stage("prepare", prepared - started);
     let (log_index, outcome) = node.propose_to(&home, command).await?;
     if creates_bank {
         // The bank's actor starts from this replica's copy, which must hold the new bank.
@@ -224,17 +229,20 @@ pub async fn write_batch(
             }
         });
     }
+    let committed = Instant::now();
+    telemetry::write_stage("commit", committed - prepared);
     for bank in banks.keys() {
         let view = node.bank_view(bank).await?;
         node.wait_indexed(view, log_index).await?;
     }
+    telemetry::write_stage("searchable", committed.elapsed());
     if node.config().review.on_likely_conflict {
         for bank in hinted {
             let node = node.clone();
             tokio::spawn(async move { node.hint_review(&bank).await });
         }
     }
-    crate::telemetry::writes(&outcomes);
+    telemetry::writes(&outcomes);
     Ok(outcomes)
 }
 

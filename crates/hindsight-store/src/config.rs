@@ -56,7 +56,7 @@ impl Default for StoreConfig {
             election_timeout_max: Duration::from_millis(1_000),
             max_batch_commands: 512,
             max_batch_bytes: 4 * 1024 * 1024,
-            max_in_flight_entries: 2,
+            max_in_flight_entries: 1,
             startup_timeout: Duration::from_secs(10),
             snapshot_timeout: Duration::from_secs(60),
             initialize_if_empty: true,

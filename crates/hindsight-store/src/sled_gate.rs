@@ -9,13 +9,17 @@
 //! batches and transactions through the same gate alone, so a batch never waits for a flush
 //! inside sled.
 
+use std::time::Instant;
+
 use parking_lot::RwLock;
 
 static GATE: RwLock<()> = RwLock::new(());
 
 /// Runs `apply` (a batch or a transaction) with the gate to itself.
 pub(crate) fn exclusively<T>(apply: impl FnOnce() -> T) -> T {
+    let asked = Instant::now();
     let _alone = GATE.write();
+    metrics::histogram!("hindsight_store_batch_wait_seconds").record(asked.elapsed().as_secs_f64());
     apply()
 }
 
@@ -34,5 +38,9 @@ pub(crate) async fn flush(db: &sled::Tree) -> sled::Result<usize> {
 /// [`flush`] on the calling thread.
 pub(crate) fn flush_now(db: &sled::Tree) -> sled::Result<usize> {
     let _shared = GATE.read();
-    db.flush()
+    let started = Instant::now();
+    let flushed = db.flush();
+    metrics::histogram!("hindsight_store_flush_duration_seconds")
+        .record(started.elapsed().as_secs_f64());
+    flushed
 }
