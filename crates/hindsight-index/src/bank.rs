@@ -282,7 +282,8 @@ impl BankIndex {
         };
         persist::write_file_unsynced(&tmp.join(MANIFEST_FILE), &persist::encode(&manifest)?)?;
         // The parts went to the page cache while writes to the index waited; the disk is waited
-        // for here, with writes going on again (a dump's fsyncs took hundreds of milliseconds).
+        // for here, with writes going on again: a large bank's vectors alone are hundreds of
+        // megabytes to sync.
         persist::sync_files_in(&vector_dir)?;
         persist::sync_files_in(&tmp)?;
         let final_dir = dir.join(&generation);
