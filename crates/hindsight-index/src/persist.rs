@@ -11,20 +11,26 @@ use crate::IndexError;
 
 /// Writes and fsyncs a whole file.
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
-    write_file_unsynced(path, bytes)?;
-    sync_file(path)
+    written(path, bytes)?
+        .sync_all()
+        .map_err(|e| IndexError::io(path, e))
 }
 
 /// Writes a whole file without waiting for the disk: for a dump's parts, written while writes to
 /// the index wait and made durable by [`sync_files_in`] once they go on again.
 pub(crate) fn write_file_unsynced(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
+    written(path, bytes).map(drop)
+}
+
+fn written(path: &Path, bytes: &[u8]) -> Result<File, IndexError> {
     let mut f = OpenOptions::new()
         .create(true)
         .truncate(true)
         .write(true)
         .open(path)
         .map_err(|e| IndexError::io(path, e))?;
-    f.write_all(bytes).map_err(|e| IndexError::io(path, e))
+    f.write_all(bytes).map_err(|e| IndexError::io(path, e))?;
+    Ok(f)
 }
 
 /// Fsyncs a file, written by this crate unsynced or by someone else (hnsw_rs's dump only
