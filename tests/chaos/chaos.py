@@ -18,6 +18,13 @@ tmpfs of its own, and the `full_disk` fault fills one with a ballast file until 
 ENOSPC, then removes it. A node whose store fails that way exits with an error, possibly a while
 after the fault. Without mount rights that fault is left out and the run says so.
 
+Slow disks: every node runs with a small library preloaded (tests/chaos/slow_disk.c, built with
+the system's C compiler) that makes its fsync, fdatasync and sync_file_range sleep while a control
+file names a delay. The `slow_disk` fault gives the leader's disk SLOW_DISK_MS per flush: writes
+must slow down, not be lost, and the run fails if the leader's own metrics show no flush that slow
+during the fault (a fault that did not take effect tests nothing). Without a C compiler the fault
+is left out and the run says so.
+
 Supervision: a node that exits on its own (not stopped by the harness) is restarted within a
 second, as docker-compose's `restart: unless-stopped` or a StatefulSet would; while its disk is
 still full it is left down, as a supervisor's restarts would fail until the space is back. The
@@ -44,6 +51,11 @@ BANK = "chaos"
 SECRET = "chaos-cluster-secret-0123456789abcdef"
 # Each node's disk under full_disk faults: room for a long run's data, quick to fill.
 DISK_MB = 256
+# What a slow_disk fault adds to each flush: far above a healthy disk's few milliseconds, below the
+# election timeout, so the leader stays and its writes crawl.
+SLOW_DISK_MS = 200
+# The store's flush histogram bucket that a slowed flush exceeds (seconds).
+SLOW_FLUSH_BUCKET = "0.1"
 WORDS = (
     "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lantern meadow "
     "nectar orchid pepper quartz raven saffron tundra umber violet willow xenon yarrow zephyr "
@@ -159,6 +171,66 @@ class Cluster:
             node["proxy"] = Proxy(i, (node["ip"], node["grpc"]), self.blocked)
         self.mounted = []
         self.disk_faults = self.mount_disks()
+        self.slow_disk_library = self.build_slow_disk()
+
+    def build_slow_disk(self):
+        """Compiles the preloaded slow-disk library; None (and the fault left out) without a compiler."""
+        source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow_disk.c")
+        library = os.path.join(self.root, "slow_disk.so")
+        try:
+            done = subprocess.run(
+                ["cc", "-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            )
+        except OSError as e:
+            log(f"slow_disk faults left out: no C compiler ({e})")
+            return None
+        if done.returncode != 0:
+            log(f"slow_disk faults left out: cannot build {source}: {done.stderr.strip()}")
+            return None
+        return library
+
+    def slow_disk_control(self, i):
+        return os.path.join(self.root, f"n{i}.slow-disk")
+
+    def slow_disk(self, i, delay_ms):
+        """Makes node i's flushes take delay_ms longer; 0 makes its disk healthy again."""
+        control = self.slow_disk_control(i)
+        if delay_ms:
+            with open(control + ".tmp", "w") as f:
+                f.write(str(delay_ms))
+            os.replace(control + ".tmp", control)
+        else:
+            try:
+                os.remove(control)
+            except FileNotFoundError:
+                pass
+
+    def slow_flushes(self, i):
+        """(flushes slower than SLOW_FLUSH_BUCKET, all flushes) from node i's metrics, or None."""
+        conn = http.client.HTTPConnection(*self.http_addr(i), timeout=5)
+        try:
+            conn.request("GET", "/metrics")
+            response = conn.getresponse()
+            text = response.read().decode()
+            if response.status != 200:
+                return None
+        except (OSError, http.client.HTTPException):
+            return None
+        finally:
+            conn.close()
+        fast = total = None
+        for line in text.splitlines():
+            if not line.startswith("hindsight_store_flush_duration_seconds_bucket{"):
+                continue
+            count = float(line.rsplit(" ", 1)[1])
+            if f'le="{SLOW_FLUSH_BUCKET}"' in line:
+                fast = count
+            elif 'le="+Inf"' in line:
+                total = count
+        if fast is None or total is None:
+            return None
+        return total - fast, total
 
     def mount_disks(self):
         """A tmpfs per data directory, so that one node's disk can be filled; False if not allowed."""
@@ -229,6 +301,9 @@ class Cluster:
             "HINDSIGHT_CLUSTER_PARTITIONS": str(self.partitions),
             "RUST_LOG": env.get("RUST_LOG", "info"),
         })
+        if self.slow_disk_library:
+            env["LD_PRELOAD"] = " ".join(filter(None, [self.slow_disk_library, env.get("LD_PRELOAD")]))
+            env["CHAOS_SLOW_DISK"] = self.slow_disk_control(i)
         with self.lock:
             with open(node["log"], "ab") as out:
                 self.procs[i] = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -339,7 +414,7 @@ class Load:
         self.banks = banks
         self.stop = threading.Event()
         self.lock = threading.Lock()
-        self.acked = []  # (id, content, ack time)
+        self.acked = []  # (id, content, bank, ack time)
         self.write_failures = 0
         self.failure_codes = {}
         self.samples = []
@@ -377,11 +452,14 @@ class Load:
             )
             if code == 200 and body and body.get("disposition") == "created":
                 with self.lock:
-                    self.acked.append((body["id"], content, time.monotonic()))
+                    self.acked.append((body["id"], content, bank, time.monotonic()))
             else:
+                # A 200 that created nothing names its disposition (say, a duplicate of a write
+                # whose first answer was lost).
+                key = f"{code} {body.get('disposition')}" if code == 200 and body else code
                 with self.lock:
                     self.write_failures += 1
-                    self.failure_codes[code] = self.failure_codes.get(code, 0) + 1
+                    self.failure_codes[key] = self.failure_codes.get(key, 0) + 1
                 time.sleep(0.05)
 
     def reader(self):
@@ -392,7 +470,7 @@ class Load:
             if target is None or i is None:
                 time.sleep(0.05)
                 continue
-            memory_id, content, _ = target
+            memory_id, content, _, _ = target
             code, body = request(self.cluster.http_addr(i), "GET", f"/v1/memories/{memory_id}", timeout=15)
             with self.lock:
                 self.reads += 1
@@ -455,6 +533,46 @@ def wait_for(predicate, timeout, what):
     return False
 
 
+def partition_of(bank, partitions):
+    """The partition that holds `bank`: FNV-1a then jump consistent hashing, as the nodes place it."""
+    mask = (1 << 64) - 1
+    key = 0xCBF29CE484222325
+    for byte in bank.encode():
+        key = ((key ^ byte) * 0x100000001B3) & mask
+    bucket = following = 0
+    while following < partitions:
+        bucket = following
+        key = (key * 2862933555777941757 + 1) & mask
+        following = ((bucket + 1) << 31) // ((key >> 33) + 1)
+    return bucket
+
+
+def banks_for(partitions):
+    """Two banks in each partition (names found by hashing), or one bank without partitions."""
+    if not partitions:
+        return [BANK]
+    per_partition = {p: [] for p in range(partitions)}
+    k = 0
+    while any(len(names) < 2 for names in per_partition.values()):
+        name = f"{BANK}-{k}"
+        names = per_partition[partition_of(name, partitions)]
+        if len(names) < 2:
+            names.append(name)
+        k += 1
+    return [name for names in per_partition.values() for name in names]
+
+
+def partition_replicas(views):
+    """{partition: (replicas in the placement table, views of the nodes that host it)}."""
+    placed = {}
+    for v in views:
+        for p in v.get("partitions", []):
+            replicas, hosts = placed.setdefault(p["partition"], (set(p.get("replicas", [])), []))
+            if p.get("hosted"):
+                hosts.append(p)
+    return placed
+
+
 def all_memories(cluster, i, banks):
     contents = {}
     for bank in banks:
@@ -495,7 +613,7 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the data directories and logs")
     parser.add_argument(
         "--partitions", type=int, default=0,
-        help="run with cluster.partitions = P (3 replicas each) and write into 2P banks",
+        help="run with cluster.partitions = P (3 replicas each) and write into 2 banks in each",
     )
     args = parser.parse_args()
     if not os.access(args.bin, os.X_OK):
@@ -507,7 +625,7 @@ def main():
     root = tempfile.mkdtemp(prefix="hindsight-chaos-")
     log(f"seed {seed}; data and logs in {root}")
     cluster = Cluster(os.path.abspath(args.bin), args.nodes, root, args.partitions)
-    banks = [f"{BANK}-{k}" for k in range(2 * args.partitions)] if args.partitions else [BANK]
+    banks = banks_for(args.partitions)
     ok = False
     try:
         cluster.start(1)
@@ -524,11 +642,17 @@ def main():
         if not wait_for(all_voters, 120, "every node to join"):
             raise RuntimeError("the cluster did not form")
         def placed():
-            s = cluster.status(1)
-            return s is not None and (
-                not args.partitions
-                or (len(s.get("partitions", [])) == args.partitions
-                    and all(p.get("leader_id") for p in s["partitions"]))
+            if not args.partitions:
+                return True
+            views = [cluster.status(i) for i in cluster.nodes]
+            if None in views:
+                return False
+            table = partition_replicas(views)
+            # With more nodes than replicas, a node hosts only some partitions, so each
+            # partition's leader is asked of the nodes that host it.
+            return len(table) == args.partitions and all(
+                len(hosts) == len(replicas) and all(h.get("leader_id") for h in hosts)
+                for replicas, hosts in table.values()
             )
         if not wait_for(placed, 120, "every partition to be placed and to elect a leader"):
             raise RuntimeError("the partitions were not placed")
@@ -551,6 +675,9 @@ def main():
         kinds = ["kill_leader", "kill_follower", "restart", "partition_leader", "partition_node", "pause_leader"]
         if cluster.disk_faults:
             kinds.append("full_disk")
+        if cluster.slow_disk_library:
+            kinds.append("slow_disk")
+        ineffective_slow_disks = 0
         # The faults are paced over --duration; a cluster slow to recover may stretch the run, up
         # to this bound.
         give_up = time.monotonic() + 2 * args.duration + 120
@@ -559,7 +686,7 @@ def main():
             leader = cluster.leader()
             live = [i for i in cluster.nodes if cluster.alive(i)]
             followers = [i for i in live if i != leader] or live
-            victim = leader if kind in ("kill_leader", "partition_leader", "pause_leader") and leader else random.choice(
+            victim = leader if kind in ("kill_leader", "partition_leader", "pause_leader", "slow_disk") and leader else random.choice(
                 followers if kind in ("kill_follower", "partition_node") else live
             )
             hold = period * random.uniform(0.4, 0.6)
@@ -584,6 +711,21 @@ def main():
                 time.sleep(hold)
                 cluster.signal(victim, signal.SIGCONT)
                 cluster.release(victim)
+            elif kind == "slow_disk":
+                before = cluster.slow_flushes(victim)
+                cluster.slow_disk(victim, SLOW_DISK_MS)
+                time.sleep(hold)
+                after = cluster.slow_flushes(victim)
+                cluster.slow_disk(victim, 0)
+                if before is None or after is None or after[1] < before[1]:
+                    # Restarted or unreachable meanwhile: its counters say nothing about the fault.
+                    log(f"node {victim}: flush timings not comparable across the slow disk")
+                else:
+                    slow, flushes = after[0] - before[0], after[1] - before[1]
+                    log(f"node {victim}: {slow:.0f} of {flushes:.0f} flushes took over "
+                        f"{float(SLOW_FLUSH_BUCKET) * 1000:.0f} ms on the slow disk")
+                    if slow == 0:
+                        ineffective_slow_disks += 1
             elif kind == "full_disk":
                 cluster.hold(victim)
                 cluster.fill_disk(victim)
@@ -632,13 +774,16 @@ def main():
             if None in views:
                 return False
             applied = {v["applied_index"] for v in views}
-            # Each partition's replicas too: with 3 nodes, every node holds every partition.
-            partitions_applied = {
-                tuple(p.get("applied_index") for p in v.get("partitions", [])) for v in views
-            }
+            # Each partition's replicas too, all of them at the same index.
+            partitions_converged = all(
+                len(hosts) == len(replicas)
+                and len({h.get("applied_index") for h in hosts}) == 1
+                and hosts[0].get("applied_index") is not None
+                for replicas, hosts in partition_replicas(views).values()
+            )
             return (
                 len(applied) == 1 and None not in applied and s["last_log_index"] in applied
-                and len(partitions_applied) == 1
+                and partitions_converged
             )
         wait_for(converged, 120, "every node to apply the whole log")
 
@@ -658,9 +803,18 @@ def main():
         acked = load.acked
         lost = set()
         duplicates = set()
+        # Each write is looked for on every replica of its bank: every node without partitions,
+        # the nodes the placement table names for the bank's partition with them.
+        holders = {bank: set(cluster.nodes) for bank in banks}
+        if args.partitions:
+            table = partition_replicas([cluster.status(i) for i in cluster.nodes if cluster.status(i)])
+            for bank in banks:
+                holders[bank] = table[partition_of(bank, args.partitions)][0]
         for i in cluster.nodes:
-            contents = all_memories(cluster, i, banks)
-            for memory_id, content, _ in acked:
+            contents = all_memories(cluster, i, [b for b in banks if i in holders[b]])
+            for memory_id, content, bank, _ in acked:
+                if i not in holders[bank]:
+                    continue
                 ids = contents.get(content, [])
                 if memory_id not in ids:
                     lost.add(memory_id)
@@ -674,6 +828,8 @@ def main():
             reasons[message] = reasons.get(message, 0) + 1
         for message, count in sorted(reasons.items(), key=lambda kv: -kv[1])[:5]:
             log(f"read refused {count}x: {message}")
+        if ineffective_slow_disks:
+            log(f"{ineffective_slow_disks} slow_disk faults did not slow a single flush")
         for i, memory_id, why in load.stale[:10]:
             log(f"stale read on node {i}: {memory_id} {why}")
         log(
@@ -685,7 +841,10 @@ def main():
             f"duplicates={len(duplicates)} stale_reads={len(load.stale)} "
             f"leaderless_ms={int(watch.leaderless_ms)}"
         )
-        ok = not lost and not duplicates and not load.stale and len(acked) > 0 and linked
+        ok = (
+            not lost and not duplicates and not load.stale and len(acked) > 0 and linked
+            and not ineffective_slow_disks
+        )
         cluster.stop_all()
         print(summary, flush=True)
     finally:

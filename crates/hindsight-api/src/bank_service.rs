@@ -38,6 +38,7 @@ impl BankService for BankApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().name),
+            Changes,
             BankServiceClient::create_bank
         );
         let caller = principal(&self.node, &request)?;
@@ -67,6 +68,7 @@ impl BankService for BankApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().name),
+            Reads,
             BankServiceClient::get_bank
         );
         let caller = principal(&self.node, &request)?;
@@ -114,6 +116,7 @@ impl BankService for BankApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().name),
+            Changes,
             BankServiceClient::update_bank
         );
         let caller = principal(&self.node, &request)?;
@@ -143,6 +146,7 @@ impl BankService for BankApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().name),
+            Changes,
             BankServiceClient::delete_bank
         );
         let caller = principal(&self.node, &request)?;
@@ -162,6 +166,7 @@ impl BankService for BankApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().name),
+            Reads,
             BankServiceClient::export_bank
         );
         let caller = principal(&self.node, &request)?;
@@ -194,6 +199,7 @@ impl BankService for BankApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().name),
+            Changes,
             BankServiceClient::import_bank
         );
         let caller = principal(&self.node, &request)?;

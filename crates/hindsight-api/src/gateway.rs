@@ -42,11 +42,24 @@ pub(crate) fn owners<T>(
     node.owners_elsewhere(partition).map_err(from_node)
 }
 
+/// What a handed-over request does to the store, which decides whether it may be handed to the
+/// next owner after the one it went to broke off mid-call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// It may change what is stored: sent again, it could land twice, so the caller is told the
+    /// outcome is unknown instead.
+    Changes,
+    /// It reads (a recall also counts the accesses of what it returns and logs itself): asking
+    /// the next owner is safe, and keeps the bank readable while one of its nodes is down.
+    Reads,
+}
+
 /// Sends `request` to the first of `owners` that answers (a node that is down or has no quorum
 /// for the partition passes it to the next) through `call`, and returns its answer.
 pub(crate) async fn forward<T, R, F, Fut>(
     owners: Vec<(u64, Channel)>,
     request: &Request<T>,
+    effect: Effect,
     call: F,
 ) -> Result<Response<R>, Status>
 where
@@ -54,13 +67,14 @@ where
     F: Fn(Channel, Request<T>) -> Fut,
     Fut: Future<Output = Result<Response<R>, Status>>,
 {
-    Ok(forward_from(owners, request, &call).await?.1)
+    Ok(forward_from(owners, request, effect, &call).await?.1)
 }
 
 /// [`forward`], also naming the node that answered.
 async fn forward_from<T, R, F, Fut>(
     owners: Vec<(u64, Channel)>,
     request: &Request<T>,
+    effect: Effect,
     call: &F,
 ) -> Result<(u64, Response<R>), Status>
 where
@@ -87,9 +101,18 @@ where
                     status.message()
                 ));
             }
-            // The owner went away mid-call: the request may or may not have been carried out,
-            // so it is not tried on the next owner (a write could land twice); the caller is
-            // told to retry, as for any unavailable node.
+            // The owner went away mid-call. A read goes on to the next owner.
+            Err(status)
+                if effect == Effect::Reads
+                    && matches!(status.code(), Code::Unknown | Code::Cancelled) =>
+            {
+                last = Status::unavailable(format!(
+                    "node {node_id}, which holds the partition, did not answer ({})",
+                    status.message()
+                ));
+            }
+            // A change may or may not have been carried out, so it is not tried on the next owner
+            // (a write could land twice); the caller is told to retry, as for any unavailable node.
             Err(status) if matches!(status.code(), Code::Unknown | Code::Cancelled) => {
                 return Err(Status::unavailable(format!(
                     "node {node_id}, which holds the partition, did not answer ({}); the request \
@@ -134,7 +157,7 @@ where
         let Some(owners) = node.owners_elsewhere(Some(p)).map_err(from_node)? else {
             continue;
         };
-        let (answered_by, answer) = forward_from(owners, request, &call).await?;
+        let (answered_by, answer) = forward_from(owners, request, Effect::Reads, &call).await?;
         covered.extend(table.partitions_of(answered_by));
         answers.push(answer);
     }
@@ -154,18 +177,115 @@ pub(crate) fn memory_partition(node: &Node, id: &str) -> Option<PartitionId> {
 
 /// Hands the request to the owners of `$partition`, when this node holds no replica of it,
 /// through the `$client` method `$method`, and returns their answer from the calling function.
+/// `$effect` is the request's [`Effect`]: `Changes` or `Reads`.
 macro_rules! forward_to_owners {
-    ($self:ident, $request:ident, $partition:expr, $client:ident :: $method:ident) => {
+    ($self:ident, $request:ident, $partition:expr, $effect:ident, $client:ident :: $method:ident) => {
         if let Some(owners) = $crate::gateway::owners(&$self.node, $partition, &$request)? {
-            return $crate::gateway::forward(owners, &$request, |channel, handed| async move {
-                $client::new(channel)
-                    .max_decoding_message_size($crate::server::MAX_MESSAGE_BYTES)
-                    .max_encoding_message_size($crate::server::MAX_MESSAGE_BYTES)
-                    .$method(handed)
-                    .await
-            })
+            return $crate::gateway::forward(
+                owners,
+                &$request,
+                $crate::gateway::Effect::$effect,
+                |channel, handed| async move {
+                    $client::new(channel)
+                        .max_decoding_message_size($crate::server::MAX_MESSAGE_BYTES)
+                        .max_encoding_message_size($crate::server::MAX_MESSAGE_BYTES)
+                        .$method(handed)
+                        .await
+                },
+            )
             .await;
         }
     };
 }
 pub(crate) use forward_to_owners;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tonic::transport::Endpoint;
+
+    use super::*;
+
+    /// Two owners whose channels are never dialled: the calls below answer for them.
+    fn two_owners() -> Vec<(u64, Channel)> {
+        [1, 2]
+            .into_iter()
+            .map(|id| {
+                let channel = Endpoint::from_static("http://127.0.0.1:9").connect_lazy();
+                (id, channel)
+            })
+            .collect()
+    }
+
+    /// Forwards to two owners, the first answering `first` and the second "ok"; returns the
+    /// outcome and how many owners were called.
+    async fn forward_with_first(effect: Effect, first: Status) -> (Result<String, Status>, usize) {
+        let calls = AtomicUsize::new(0);
+        let outcome = forward(
+            two_owners(),
+            &Request::new(()),
+            effect,
+            |_channel, _handed: Request<()>| {
+                let call = calls.fetch_add(1, Ordering::SeqCst);
+                let first = first.clone();
+                async move {
+                    match call {
+                        0 => Err(first),
+                        _ => Ok(Response::new("ok".to_string())),
+                    }
+                }
+            },
+        )
+        .await
+        .map(Response::into_inner);
+        (outcome, calls.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn a_read_goes_on_to_the_next_owner_when_one_breaks_off_mid_call() {
+        for broken in [
+            Status::unknown("transport error"),
+            Status::cancelled("operation was canceled"),
+        ] {
+            let (outcome, calls) = forward_with_first(Effect::Reads, broken).await;
+            assert_eq!(outcome.expect("the second owner answers"), "ok");
+            assert_eq!(calls, 2);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_change_is_not_sent_again_after_an_owner_breaks_off_mid_call() {
+        let (outcome, calls) =
+            forward_with_first(Effect::Changes, Status::unknown("transport error")).await;
+        let status = outcome.expect_err("the outcome is unknown");
+        assert_eq!(status.code(), Code::Unavailable);
+        assert!(
+            status
+                .message()
+                .contains("may or may not have been carried out"),
+            "{status:?}"
+        );
+        assert_eq!(calls, 1, "a write that may have landed is not sent twice");
+    }
+
+    #[tokio::test]
+    async fn any_request_goes_on_to_the_next_owner_when_one_is_unavailable() {
+        for effect in [Effect::Changes, Effect::Reads] {
+            let (outcome, calls) =
+                forward_with_first(effect, Status::unavailable("no quorum")).await;
+            assert_eq!(outcome.expect("the second owner answers"), "ok");
+            assert_eq!(calls, 2);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_the_answer_whatever_the_request() {
+        for effect in [Effect::Changes, Effect::Reads] {
+            let (outcome, calls) =
+                forward_with_first(effect, Status::permission_denied("no right to read")).await;
+            assert_eq!(outcome.expect_err("refused").code(), Code::PermissionDenied);
+            assert_eq!(calls, 1);
+        }
+    }
+}

@@ -40,6 +40,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().bank),
+            Changes,
             MemoryServiceClient::write
         );
         let caller = principal(&self.node, &request)?;
@@ -61,6 +62,7 @@ impl MemoryService for MemoryApi {
                 .items
                 .first()
                 .and_then(|item| bank_partition(&self.node, &item.bank)),
+            Changes,
             MemoryServiceClient::write_batch
         );
         let caller = principal(&self.node, &request)?;
@@ -108,6 +110,7 @@ impl MemoryService for MemoryApi {
                 .banks
                 .first()
                 .and_then(|bank| bank_partition(&self.node, bank)),
+            Reads,
             MemoryServiceClient::recall
         );
         let caller = principal(&self.node, &request)?;
@@ -137,6 +140,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             memory_partition(&self.node, &request.get_ref().id),
+            Reads,
             MemoryServiceClient::get
         );
         let caller = principal(&self.node, &request)?;
@@ -163,6 +167,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             memory_partition(&self.node, &request.get_ref().id),
+            Reads,
             MemoryServiceClient::trace
         );
         let caller = principal(&self.node, &request)?;
@@ -180,6 +185,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             memory_partition(&self.node, &request.get_ref().id),
+            Changes,
             MemoryServiceClient::forget
         );
         let caller = principal(&self.node, &request)?;
@@ -209,6 +215,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().bank),
+            Changes,
             MemoryServiceClient::review
         );
         let caller = principal(&self.node, &request)?;
@@ -248,6 +255,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().bank),
+            Changes,
             MemoryServiceClient::reflect
         );
         let caller = principal(&self.node, &request)?;
@@ -271,6 +279,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().bank),
+            Reads,
             MemoryServiceClient::list_memories
         );
         const STATUSES: &[&str] = &[
@@ -338,6 +347,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().bank),
+            Reads,
             MemoryServiceClient::list_conflicts
         );
         let caller = principal(&self.node, &request)?;
@@ -362,6 +372,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             bank_partition(&self.node, &request.get_ref().bank),
+            Changes,
             MemoryServiceClient::resolve_conflict
         );
         let caller = principal(&self.node, &request)?;
@@ -389,6 +400,7 @@ impl MemoryService for MemoryApi {
             self,
             request,
             memory_partition(&self.node, &request.get_ref().memory_id),
+            Changes,
             MemoryServiceClient::feedback
         );
         let caller = principal(&self.node, &request)?;

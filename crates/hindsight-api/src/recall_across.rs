@@ -20,7 +20,7 @@ use hindsight_node::Node;
 use tokio::task::JoinSet;
 use tonic::{Request, Response, Status};
 
-use crate::gateway::{bank_partition, forward, owners};
+use crate::gateway::{bank_partition, forward, owners, Effect};
 use crate::pb;
 use crate::pb::memory_service_client::MemoryServiceClient;
 use crate::status::{from_node, parse};
@@ -92,7 +92,7 @@ pub(crate) async fn recall(
                 .map_err(|_| Status::internal("a recall id is not a header value"))?,
         );
         parts.spawn(async move {
-            forward(owners, &part, |channel, handed| async move {
+            forward(owners, &part, Effect::Reads, |channel, handed| async move {
                 MemoryServiceClient::new(channel)
                     .max_decoding_message_size(crate::server::MAX_MESSAGE_BYTES)
                     .max_encoding_message_size(crate::server::MAX_MESSAGE_BYTES)

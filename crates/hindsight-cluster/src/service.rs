@@ -497,9 +497,8 @@ impl RaftTransport for RaftTransportService {
             .propose(command)
             .await
             .map_err(ClusterError::from)?;
-        // Followers learn that an entry is committed from the next AppendEntries; the sender waits
-        // for its own replica to apply this one, so tell them now instead of at the next heartbeat.
-        let _ = self.inner.raft.trigger().heartbeat().await;
+        // The sender waits for its own replica to apply this entry. No heartbeat is needed for
+        // that: the leader's replication streams send the new commit index as soon as it advances.
         let outcome = bincode::serialize(&proposed.outcome)
             .map_err(|e| Status::internal(format!("encoding an outcome: {e}")))?;
         Ok(Response::new(ProposeReply {
@@ -520,9 +519,8 @@ impl RaftTransport for RaftTransportService {
                 .map_err(|_| Status::unavailable("no quorum confirmed the leadership in time"))?;
         match confirmed {
             Ok(log_id) => {
-                // The caller waits until its replica has applied this far; it learns what is
-                // committed from AppendEntries, so send them now rather than at the next heartbeat.
-                let _ = self.inner.raft.trigger().heartbeat().await;
+                // The caller waits until its replica has applied this far; the read index is at
+                // most the commit index, which the replication streams already sent it.
                 Ok(Response::new(ReadIndexReply {
                     read_index: log_id.map_or(0, |l| l.index),
                 }))
