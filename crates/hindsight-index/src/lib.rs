@@ -11,6 +11,7 @@
 //! Every search takes a `filter` closure over memory ids and returns
 //! `(id, score)` pairs, best first, ties broken by ascending id.
 
+mod background;
 mod bank;
 mod bm25;
 mod codes;

@@ -1084,7 +1084,7 @@ fn run_maintenance(shared: &Shared) {
 
 fn rebuild_loop(shared: &Shared) {
     loop {
-        run_maintenance(shared);
+        crate::background::run_build(|| run_maintenance(shared));
         let mut status = shared.status.lock();
         // Checked under the status lock: a writer that sees `scheduled` still
         // set relies on this check to pick up its change.
