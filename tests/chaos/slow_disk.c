@@ -50,23 +50,19 @@ static void stall(void) {
     errno = saved;
 }
 
-int fsync(int fd) {
-    static int (*real)(int);
-    if (real == NULL) {
-        real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+/* fsync and fdatasync: the same signature, the same delay. */
+#define SLOWED_FD_SYNC(name)                                      \
+    int name(int fd) {                                            \
+        static int (*real)(int);                                  \
+        if (real == NULL) {                                       \
+            real = (int (*)(int))dlsym(RTLD_NEXT, #name);         \
+        }                                                         \
+        stall();                                                  \
+        return real(fd);                                          \
     }
-    stall();
-    return real(fd);
-}
 
-int fdatasync(int fd) {
-    static int (*real)(int);
-    if (real == NULL) {
-        real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-    }
-    stall();
-    return real(fd);
-}
+SLOWED_FD_SYNC(fsync)
+SLOWED_FD_SYNC(fdatasync)
 
 int sync_file_range(int fd, off64_t offset, off64_t nbytes, unsigned int flags) {
     static int (*real)(int, off64_t, off64_t, unsigned int);

@@ -8,6 +8,10 @@
 //! three quarters of the nodes' CPU went to those builds and only 15.7 % of recalls finished
 //! within 10 ms. Searches stay correct meanwhile (slots not yet linked are scanned exactly), so a
 //! build can wait for the CPU; a request should not wait for a build.
+//!
+//! Only the work done without the index's write lock goes here. The last few links of a build,
+//! made under that lock, stay on the scheduling thread at normal priority: a starved build
+//! holding the lock would hold up every search of the bank with it.
 
 use std::sync::OnceLock;
 

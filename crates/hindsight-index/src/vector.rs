@@ -15,6 +15,7 @@ use hnsw_rs::hnsw::Hnsw;
 use hnsw_rs::hnswio::HnswIo;
 use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
 
+use crate::background::run_build;
 use crate::codes::{products, CodeArena, Coded, QueryCodes};
 use crate::distance::{dot, normalised, UnitCosine};
 use crate::flat::{FlatGraph, ScratchPool, Vectors};
@@ -1056,7 +1057,7 @@ fn refresh_flat(shared: &Shared) {
         }
         std::thread::sleep(Duration::from_micros(200));
     };
-    let Some(flat) = FlatGraph::copy(&graph.hnsw, covered) else {
+    let Some(flat) = run_build(|| FlatGraph::copy(&graph.hnsw, covered)) else {
         return;
     };
     let mut st = shared.state.write();
@@ -1084,7 +1085,7 @@ fn run_maintenance(shared: &Shared) {
 
 fn rebuild_loop(shared: &Shared) {
     loop {
-        crate::background::run_build(|| run_maintenance(shared));
+        run_maintenance(shared);
         let mut status = shared.status.lock();
         // Checked under the status lock: a writer that sees `scheduled` still
         // set relies on this check to pick up its change.
@@ -1175,7 +1176,7 @@ fn attach_dumped_graph(shared: &Shared, pending: &Arc<PendingGraph>) {
             batch
         };
         let items: Vec<(&[f32], usize)> = batch.iter().map(|(v, i)| (v.as_slice(), *i)).collect();
-        graph.insert_many(&items);
+        run_build(|| graph.insert_many(&items));
     }
     let mut st = shared.state.write();
     let end = st.slots.len();
@@ -1220,7 +1221,7 @@ fn build(shared: &Shared) {
         || (had_graph && live >= cfg.exact_threshold / 2);
     let graph = want_graph.then(|| Graph::new(cfg, fresh.slots.len()));
     if let Some(g) = &graph {
-        if !index_range(shared, g, &fresh, 0..fresh.slots.len()) {
+        if !run_build(|| index_range(shared, g, &fresh, 0..fresh.slots.len())) {
             return;
         }
     }
@@ -1236,7 +1237,7 @@ fn build(shared: &Shared) {
             cursor = st.slots.len();
         }
         if let Some(g) = &graph {
-            if !index_range(shared, g, &fresh, start..fresh.slots.len()) {
+            if !run_build(|| index_range(shared, g, &fresh, start..fresh.slots.len())) {
                 return;
             }
         }
@@ -1245,7 +1246,7 @@ fn build(shared: &Shared) {
     // write lock for searches to scan them exactly until the next copy.
     let flat = graph
         .as_ref()
-        .and_then(|g| FlatGraph::copy(&g.hnsw, fresh.slots.len()));
+        .and_then(|g| run_build(|| FlatGraph::copy(&g.hnsw, fresh.slots.len())));
     let mut st = shared.state.write();
     let start = fresh.slots.len();
     copy_range(&st, &mut fresh, &mut remap, cursor..st.slots.len());
