@@ -55,6 +55,9 @@ DISK_MB = 256
 # What a slow_disk fault adds to each flush: far above a healthy disk's few milliseconds, below the
 # election timeout, so the leader stays and its writes crawl.
 SLOW_DISK_MS = 200
+# The nodes' shortest election timeout (the store's `election_timeout_min`): a
+# leader no majority has acknowledged for longer no longer counts as one.
+ELECTION_TIMEOUT_MS = 500
 # The store's flush histogram bucket that a slowed flush exceeds (seconds).
 SLOW_FLUSH_BUCKET = "0.1"
 WORDS = (
@@ -365,6 +368,11 @@ class Cluster:
 
     def leader(self):
         """The leader a majority agrees on and that itself says it leads, else None."""
+        return self.leading()[0]
+
+    def leading(self):
+        """(the leader as `leader` finds it, milliseconds since a majority last acknowledged it),
+        or (None, None)."""
         views = {}
         for i in self.nodes:
             if self.alive(i):
@@ -378,8 +386,8 @@ class Cluster:
         for leader, count in votes.items():
             own = views.get(leader)
             if count > self.n // 2 and own and own.get("state") == "Leader":
-                return leader
-        return None
+                return leader, own.get("millis_since_quorum_ack")
+        return None, None
 
     def stop_all(self):
         for i in list(self.procs):
@@ -505,7 +513,12 @@ class Supervisor:
 
 
 class LeaderWatch:
-    """Sums the time no leader held a majority, sampled every 100 ms."""
+    """Sums the time no leader held a majority, sampled every 100 ms.
+
+    A leader cut off from the majority (a partition) still calls itself leader, and the others
+    keep naming it, until one of them times out and wins an election. Such a leader counts as
+    none once a majority has not acknowledged it for longer than the election timeout; from then
+    on the time since it last heard from a majority is counted, the span before included."""
 
     def __init__(self, cluster):
         self.cluster = cluster
@@ -515,11 +528,17 @@ class LeaderWatch:
 
     def run(self):
         last = time.monotonic()
+        led = True
         while not self.stop.is_set():
-            has_leader = self.cluster.leader() is not None
+            leader, unacked_ms = self.cluster.leading()
             now = time.monotonic()
-            if not has_leader:
+            cut_off = leader is not None and (unacked_ms or 0) > ELECTION_TIMEOUT_MS
+            if cut_off and led:
+                # The samples since it last heard from a majority were counted as led.
+                self.leaderless_ms += unacked_ms
+            elif leader is None or cut_off:
                 self.leaderless_ms += (now - last) * 1000
+            led = leader is not None and not cut_off
             last = now
             time.sleep(0.1)
 

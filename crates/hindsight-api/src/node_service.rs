@@ -176,6 +176,7 @@ async fn cluster_status(
         last_log_index: s.last_log_index,
         committed_index: s.committed_index,
         applied_index: s.applied_index,
+        millis_since_quorum_ack: s.millis_since_quorum_ack,
         members: s
             .members
             .into_iter()

@@ -52,6 +52,7 @@ fn status_json(s: &ClusterStatusResponse) -> Value {
         "last_log_index": s.last_log_index,
         "committed_index": s.committed_index,
         "applied_index": s.applied_index,
+        "millis_since_quorum_ack": s.millis_since_quorum_ack,
         "members": s.members.iter().map(|m| json!({
             "node_id": m.node_id,
             "address": m.address,
@@ -86,7 +87,8 @@ fn status_text(s: &ClusterStatusResponse) -> String {
         .row(["term", &s.term.to_string()])
         .row(["last_log_index", &index(s.last_log_index)])
         .row(["committed_index", &index(s.committed_index)])
-        .row(["applied_index", &index(s.applied_index)]);
+        .row(["applied_index", &index(s.applied_index)])
+        .row(["millis_since_quorum_ack", &index(s.millis_since_quorum_ack)]);
     let mut members = Table::with_header(["NODE", "ADDRESS", "ROLE", "LAG", "LINKED"]);
     for m in &s.members {
         let role = match (Some(m.node_id) == s.leader_id, m.voter) {

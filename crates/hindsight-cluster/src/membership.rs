@@ -28,6 +28,9 @@ pub struct ClusterStatus {
     /// Known on the leader (the index a quorum holds); followers only know it is at least applied.
     pub committed_index: Option<u64>,
     pub applied_index: Option<u64>,
+    /// On the leader: milliseconds since a majority last acknowledged it. A leader cut off from
+    /// the majority still calls itself leader until it hears of a newer term; this grows instead.
+    pub millis_since_quorum_ack: Option<u64>,
     pub members: Vec<ClusterMember>,
 }
 
@@ -84,6 +87,9 @@ impl ClusterStatus {
             last_log_index: metrics.last_log_index,
             committed_index,
             applied_index: metrics.last_applied.map(|l| l.index),
+            millis_since_quorum_ack: (metrics.state == ServerState::Leader)
+                .then_some(metrics.millis_since_quorum_ack)
+                .flatten(),
             members,
         }
     }
@@ -100,6 +106,7 @@ impl From<ClusterStatus> for pb::ClusterStatusReply {
             last_log_index: s.last_log_index,
             committed_index: s.committed_index,
             applied_index: s.applied_index,
+            millis_since_quorum_ack: s.millis_since_quorum_ack,
             members: s
                 .members
                 .into_iter()
@@ -125,6 +132,7 @@ impl From<pb::ClusterStatusReply> for ClusterStatus {
             last_log_index: s.last_log_index,
             committed_index: s.committed_index,
             applied_index: s.applied_index,
+            millis_since_quorum_ack: s.millis_since_quorum_ack,
             members: s
                 .members
                 .into_iter()

@@ -378,6 +378,81 @@ async fn the_leader_stopping_elects_another_and_it_catches_up_after_restart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leader_cut_off_from_its_majority_says_for_how_long_and_refuses_at_once() {
+    let _turn = watchdog(
+        "a_leader_cut_off_from_its_majority_says_for_how_long_and_refuses_at_once",
+        TEST_LIMIT,
+    )
+    .await;
+    let root = tempfile::tempdir().unwrap();
+    let mut members = three(root.path()).await;
+    let leader_id = members[0].node.cluster_status().leader_id.unwrap();
+    let index = members.iter().position(|m| m.id == leader_id).unwrap();
+    let leader = members.remove(index);
+    for follower in &members {
+        assert_eq!(
+            follower.node.cluster_status().millis_since_quorum_ack,
+            None,
+            "only a leader counts its acknowledgements"
+        );
+    }
+    let acked = leader
+        .node
+        .cluster_status()
+        .millis_since_quorum_ack
+        .expect("a leader with its followers knows when they last answered");
+    assert!(acked < 1_000, "heartbeats answered {acked} ms ago");
+
+    // With both followers gone the leader still calls itself leader (no one can elect
+    // another), and the time since a majority last answered it grows past any election timeout.
+    stop_all(members).await;
+    wait_until(
+        "the leader to go unacknowledged",
+        Duration::from_secs(15),
+        || {
+            let status = leader.node.cluster_status();
+            status.state != "Leader" || status.millis_since_quorum_ack.is_some_and(|ms| ms > 2_000)
+        },
+    )
+    .await;
+    let status = leader.node.cluster_status();
+    if status.state == "Leader" {
+        assert!(status.millis_since_quorum_ack.unwrap() > 2_000);
+        // It says so at once instead of waiting for a commit or a confirmation that cannot come,
+        // so that a client goes on to another member.
+        let started = Instant::now();
+        let refused = within(
+            "a write on a cut-off leader",
+            STEP_LIMIT,
+            leader.node.write(write("written while alone")),
+        )
+        .await
+        .expect_err("no majority can commit it");
+        assert!(
+            refused.to_string().contains("no majority has answered it"),
+            "{refused}"
+        );
+        let refused = within(
+            "a linearizable read on a cut-off leader",
+            STEP_LIMIT,
+            leader.node.get_with(MemoryId(1), Consistency::Linearizable),
+        )
+        .await
+        .expect_err("no majority can confirm the leadership");
+        assert!(
+            refused.to_string().contains("no majority has answered it"),
+            "{refused}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "answered in {:?}",
+            started.elapsed()
+        );
+    }
+    leader.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
     let _turn = watchdog(
         "a_fourth_node_joins_and_an_original_leaves_while_writes_continue",

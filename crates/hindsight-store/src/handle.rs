@@ -14,6 +14,7 @@ use crate::error::StoreError;
 use crate::leader_link::LeaderLink;
 use crate::listener::ApplyListener;
 use crate::log_store::LogStore;
+use crate::majority_contact::{lost_majority, unanswered_leader};
 use crate::metrics::StoreMetrics;
 use crate::network::NoPeersNetwork;
 use crate::proposer::{BatchLimits, LeaderRoute, ProposeOutcome, Proposer};
@@ -251,7 +252,16 @@ impl StoreHandle {
         loop {
             let (leader, addr) = known_leader(&self.raft, deadline).await?;
             let attempt = if leader == self.config.node_id {
-                match tokio::time::timeout(wait, self.raft.ensure_linearizable()).await {
+                // No majority will confirm it before it hears from them again: the caller may
+                // read on another member rather than wait.
+                if let Some(ms) = unanswered_leader(&self.raft) {
+                    return Err(cut_off(self.config.node_id, ms));
+                }
+                let confirmed = tokio::select! {
+                    confirmed = tokio::time::timeout(wait, self.raft.ensure_linearizable()) => confirmed,
+                    ms = lost_majority(&self.raft) => return Err(cut_off(self.config.node_id, ms)),
+                };
+                match confirmed {
                     Ok(result) => result
                         .map(|l| l.map_or(0, |l| l.index))
                         .map_err(StoreError::from),
@@ -416,6 +426,12 @@ impl StoreHandle {
 
 /// The current leader and its address from the membership, waiting until `deadline` for an
 /// election to produce one.
+fn cut_off(node_id: u64, ms: u64) -> StoreError {
+    StoreError::NoQuorum(format!(
+        "node {node_id} leads, but no majority has answered it for {ms} ms (it may be cut off from the other members); read on another member"
+    ))
+}
+
 pub(crate) async fn known_leader(
     raft: &Raft<TypeConfig>,
     deadline: Instant,

@@ -12,6 +12,7 @@ mod keys;
 mod leader_link;
 mod listener;
 mod log_store;
+mod majority_contact;
 mod metrics;
 pub mod network;
 mod overlay;

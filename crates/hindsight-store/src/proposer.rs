@@ -13,6 +13,7 @@ use crate::codec::encoded_len;
 use crate::error::StoreError;
 use crate::handle::known_leader;
 use crate::leader_link::LeaderLink;
+use crate::majority_contact::{lost_majority, unanswered_leader};
 use crate::type_config::TypeConfig;
 
 /// What one proposed command did once applied.
@@ -251,12 +252,24 @@ async fn submit(
     loop {
         let (leader, addr) = known_leader(raft, deadline).await?;
         let attempt = if leader == route.node_id {
+            // Not proposed: the caller may retry on another node, which may lead by now.
+            if let Some(ms) = unanswered_leader(raft) {
+                return Err(StoreError::NoQuorum(format!(
+                    "node {} leads, but no majority has answered it for {ms} ms (it may be cut off from the other members); the change was not proposed",
+                    route.node_id
+                )));
+            }
             // A leader that lost its quorum (or its place in the membership) would wait for a
             // commit forever; the caller hears, within a bound, that the outcome is unknown.
-            let Ok(written) =
-                tokio::time::timeout(LOCAL_COMMIT_TIMEOUT, raft.client_write(command.clone()))
-                    .await
-            else {
+            let written = tokio::select! {
+                written = tokio::time::timeout(LOCAL_COMMIT_TIMEOUT, raft.client_write(command.clone())) => written,
+                ms = lost_majority(raft) => {
+                    return Err(StoreError::NoQuorum(format!(
+                        "no majority has answered this leader for {ms} ms; the change may or may not be applied"
+                    )));
+                }
+            };
+            let Ok(written) = written else {
                 return Err(StoreError::NoQuorum(format!(
                     "no quorum committed the change within {} s; it may or may not be applied",
                     LOCAL_COMMIT_TIMEOUT.as_secs()
