@@ -256,6 +256,20 @@ async fn write_distinct(node: &Node, n: usize, tag: &str) -> Vec<MemoryId> {
     ids
 }
 
+/// The member that leads, taken out of `members`.
+fn take_leader(members: &mut Vec<Member>) -> Member {
+    let leader_id = members[0]
+        .node
+        .cluster_status()
+        .leader_id
+        .expect("a leader");
+    let index = members
+        .iter()
+        .position(|m| m.id == leader_id)
+        .expect("the leader is a member");
+    members.remove(index)
+}
+
 async fn stop_all(members: Vec<Member>) {
     for m in members {
         m.stop().await;
@@ -343,9 +357,8 @@ async fn the_leader_stopping_elects_another_and_it_catches_up_after_restart() {
     let root = tempfile::tempdir().unwrap();
     let mut members = three(root.path()).await;
     let before = write_distinct(&members[2].node, 10, "before").await;
-    let leader_id = members[0].node.cluster_status().leader_id.unwrap();
-    let index = members.iter().position(|m| m.id == leader_id).unwrap();
-    let old = members.remove(index);
+    let old = take_leader(&mut members);
+    let leader_id = old.id;
     let old_grpc = old.grpc;
     old.stop().await;
 
@@ -386,9 +399,7 @@ async fn a_leader_cut_off_from_its_majority_says_for_how_long_and_refuses_at_onc
     .await;
     let root = tempfile::tempdir().unwrap();
     let mut members = three(root.path()).await;
-    let leader_id = members[0].node.cluster_status().leader_id.unwrap();
-    let index = members.iter().position(|m| m.id == leader_id).unwrap();
-    let leader = members.remove(index);
+    let leader = take_leader(&mut members);
     for follower in &members {
         assert_eq!(
             follower.node.cluster_status().millis_since_quorum_ack,
