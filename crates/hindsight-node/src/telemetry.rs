@@ -215,7 +215,7 @@ pub fn describe_metrics() {
     );
     gauge!(
         "hindsight_raft_millis_since_quorum_ack",
-        "On the leader: milliseconds since a quorum last acknowledged it."
+        "On the leader: milliseconds since a quorum last acknowledged it (0 elsewhere)."
     );
     gauge!(
         "hindsight_store_size_bytes",
@@ -695,9 +695,12 @@ impl Node {
             metrics::gauge!("hindsight_raft_follower_lag_entries", "follower" => follower)
                 .set(lag as f64);
         }
-        if let Some(ms) = raft.millis_since_quorum_ack.filter(|_| store.is_leader) {
-            metrics::gauge!("hindsight_raft_millis_since_quorum_ack").set(ms as f64);
-        }
+        // A node that stopped leading must not go on reporting its last silence as its own.
+        let unanswered_ms = raft
+            .millis_since_quorum_ack
+            .filter(|_| store.is_leader)
+            .unwrap_or(0);
+        metrics::gauge!("hindsight_raft_millis_since_quorum_ack").set(unanswered_ms as f64);
     }
 
     fn refresh_bank_metrics(&self) {
