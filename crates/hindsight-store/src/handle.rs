@@ -14,7 +14,7 @@ use crate::error::StoreError;
 use crate::leader_link::LeaderLink;
 use crate::listener::ApplyListener;
 use crate::log_store::LogStore;
-use crate::majority_contact::{lost_majority, unanswered_leader};
+use crate::majority_contact::{cut_off, lost_majority, unanswered_leader};
 use crate::metrics::StoreMetrics;
 use crate::network::NoPeersNetwork;
 use crate::proposer::{BatchLimits, LeaderRoute, ProposeOutcome, Proposer};
@@ -22,6 +22,9 @@ use crate::reader::StateReader;
 use crate::release::ReleaseWatch;
 use crate::state_machine::StateMachineStore;
 use crate::type_config::TypeConfig;
+
+/// What a cut-off leader tells a linearizable read.
+const READ_ELSEWHERE: &str = "read on another member";
 
 /// How long `shutdown` waits for openraft's tasks to drop the stores.
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -255,11 +258,11 @@ impl StoreHandle {
                 // No majority will confirm it before it hears from them again: the caller may
                 // read on another member rather than wait.
                 if let Some(ms) = unanswered_leader(&self.raft) {
-                    return Err(cut_off(self.config.node_id, ms));
+                    return Err(cut_off(self.config.node_id, ms, READ_ELSEWHERE));
                 }
                 let confirmed = tokio::select! {
                     confirmed = tokio::time::timeout(wait, self.raft.ensure_linearizable()) => confirmed,
-                    ms = lost_majority(&self.raft) => return Err(cut_off(self.config.node_id, ms)),
+                    ms = lost_majority(&self.raft) => return Err(cut_off(self.config.node_id, ms, READ_ELSEWHERE)),
                 };
                 match confirmed {
                     Ok(result) => result
@@ -426,12 +429,6 @@ impl StoreHandle {
 
 /// The current leader and its address from the membership, waiting until `deadline` for an
 /// election to produce one.
-fn cut_off(node_id: u64, ms: u64) -> StoreError {
-    StoreError::NoQuorum(format!(
-        "node {node_id} leads, but no majority has answered it for {ms} ms (it may be cut off from the other members); read on another member"
-    ))
-}
-
 pub(crate) async fn known_leader(
     raft: &Raft<TypeConfig>,
     deadline: Instant,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use openraft::{Raft, ServerState};
 
+use crate::error::StoreError;
 use crate::type_config::TypeConfig;
 
 /// Milliseconds since a majority last acknowledged this node as leader, when that is over twice
@@ -33,4 +34,12 @@ pub(crate) async fn lost_majority(raft: &Raft<TypeConfig>) -> u64 {
             return ms;
         }
     }
+}
+
+/// The answer of a leader no majority has answered for `ms` milliseconds; `outcome` says what
+/// became of the request.
+pub(crate) fn cut_off(node_id: u64, ms: u64, outcome: &str) -> StoreError {
+    StoreError::NoQuorum(format!(
+        "node {node_id} leads, but no majority has answered it for {ms} ms (it may be cut off from the other members); {outcome}"
+    ))
 }

@@ -13,7 +13,7 @@ use crate::codec::encoded_len;
 use crate::error::StoreError;
 use crate::handle::known_leader;
 use crate::leader_link::LeaderLink;
-use crate::majority_contact::{lost_majority, unanswered_leader};
+use crate::majority_contact::{cut_off, lost_majority, unanswered_leader};
 use crate::type_config::TypeConfig;
 
 /// What one proposed command did once applied.
@@ -254,19 +254,14 @@ async fn submit(
         let attempt = if leader == route.node_id {
             // Not proposed: the caller may retry on another node, which may lead by now.
             if let Some(ms) = unanswered_leader(raft) {
-                return Err(StoreError::NoQuorum(format!(
-                    "node {} leads, but no majority has answered it for {ms} ms (it may be cut off from the other members); the change was not proposed",
-                    route.node_id
-                )));
+                return Err(cut_off(route.node_id, ms, "the change was not proposed"));
             }
             // A leader that lost its quorum (or its place in the membership) would wait for a
             // commit forever; the caller hears, within a bound, that the outcome is unknown.
             let written = tokio::select! {
                 written = tokio::time::timeout(LOCAL_COMMIT_TIMEOUT, raft.client_write(command.clone())) => written,
                 ms = lost_majority(raft) => {
-                    return Err(StoreError::NoQuorum(format!(
-                        "no majority has answered this leader for {ms} ms; the change may or may not be applied"
-                    )));
+                    return Err(cut_off(route.node_id, ms, "the change may or may not be applied"));
                 }
             };
             let Ok(written) = written else {
