@@ -87,6 +87,9 @@ EXPECTED = [
     'hindsight_index_keyword_terms{bank="ops/scrape"}',
     'hindsight_index_entity_docs{bank="ops/scrape"}',
     'hindsight_index_disk_bytes{bank="ops/scrape"}',
+    'hindsight_bank_heap_bytes{bank="ops/scrape",part="records"}',
+    'hindsight_bank_heap_bytes{bank="ops/scrape",part="vectors"}',
+    'hindsight_bank_heap_bytes{bank="ops/scrape",part="keyword"}',
     # Node
     "hindsight_data_dir_available_bytes",
     "hindsight_data_dir_capacity_bytes",
@@ -113,6 +116,10 @@ VALUES = [
     # A write is acknowledged once applied: nothing waits to be applied on a single node.
     ("hindsight_raft_apply_lag_entries", 0),
     # Quantiles over real buckets are numbers (a summary would give no buckets to work with).
+    # A loaded bank with memories holds their records, vectors and terms on the heap.
+    ('hindsight_bank_heap_bytes{part="records"} > 0', None),
+    ('hindsight_bank_heap_bytes{part="vectors"} > 0', None),
+    ('hindsight_bank_heap_bytes{part="keyword"} > 0', None),
     ("histogram_quantile(0.5, sum by (le) (hindsight_grpc_request_duration_seconds_bucket)) >= 0", None),
     ("histogram_quantile(0.99, sum by (le) (hindsight_recall_duration_seconds_bucket)) > 0", None),
 ]

@@ -220,6 +220,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         progress.inc();
     }
     progress.finish();
+    let rss_after_recalls = hindsight_node::resident_bytes();
     server_us.sort_by(f64::total_cmp);
     wall_ms.sort_by(f64::total_cmp);
     let status = match target.as_ref() {
@@ -230,6 +231,10 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     let bank_records = match target.as_ref() {
         Target::Embedded(node) => node.get_bank(bank.clone()).await?.memory_count,
         Target::Remote(..) => args.memories as u64,
+    };
+    let heap_parts = match target.as_ref() {
+        Target::Embedded(node) => node.bank_heap_bytes(&bank),
+        Target::Remote(..) => None,
     };
     println!("node opened in {open_secs:.2} s (store, log replay; banks load on first use)");
     if let (Some(first), 0) = (wall_ms_first, args.memories) {
@@ -249,6 +254,27 @@ pub async fn run(args: BenchArgs) -> Result<()> {
             } else {
                 String::new()
             }
+        );
+    }
+    if let (Some(before), Some(after)) = (rss_before, rss_after_recalls) {
+        println!(
+            "resident memory after the recalls: {:.1} MiB, {:.2} KiB per memory of the bank ({} memories) above the node before the writes",
+            after as f64 / 1048576.0,
+            after.saturating_sub(before) as f64 / 1024.0 / bank_records.max(1) as f64,
+            bank_records
+        );
+    }
+    if let Some(parts) = heap_parts {
+        let total: u64 = parts.iter().map(|(_, bytes)| bytes).sum();
+        let per_memory = |bytes: u64| bytes as f64 / 1024.0 / bank_records.max(1) as f64;
+        let shown: Vec<String> = parts
+            .iter()
+            .map(|(part, bytes)| format!("{part} {:.2}", per_memory(*bytes)))
+            .collect();
+        println!(
+            "heap per memory of the bank, KiB: {:.2} = {} (allocator overhead not included)",
+            per_memory(total),
+            shown.join(", ")
         );
     }
     println!(

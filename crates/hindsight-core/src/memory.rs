@@ -257,6 +257,60 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// Bytes this record holds on the heap beyond its own struct: the buffers of its strings and
+    /// lists, by capacity, and the nodes of its metadata map. For resident-memory figures, not
+    /// for quotas (those count content bytes, [`Memory::quota_bytes`]).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        fn strings(list: &[String]) -> usize {
+            list.iter().map(String::capacity).sum()
+        }
+        fn optional(text: &Option<String>) -> usize {
+            text.as_ref().map_or(0, String::capacity)
+        }
+        fn status(status: &Status) -> usize {
+            match status {
+                Status::Quarantined { reason } => reason.capacity(),
+                _ => 0,
+            }
+        }
+        let provenance = &self.provenance;
+        // A B-tree map keeps up to 11 entries in one node after a 16-byte header.
+        let metadata_nodes = self.metadata.len().div_ceil(11);
+        self.bank.as_str().len()
+            + self.content.capacity()
+            + self.entities.capacity() * size_of::<String>()
+            + strings(&self.entities)
+            + self.slot.as_ref().map_or(0, |slot| {
+                slot.subject.capacity() + slot.attribute.capacity() + slot.value.capacity()
+            })
+            + optional(&provenance.tool)
+            + optional(&provenance.agent_id)
+            + optional(&provenance.session_id)
+            + optional(&provenance.task_id)
+            + optional(&provenance.tool_call_id)
+            + status(&self.status)
+            + self.status_log.capacity() * size_of::<StatusChange>()
+            + self
+                .status_log
+                .iter()
+                .map(|change| status(&change.status))
+                .sum::<usize>()
+            + (self.support.merged.capacity() + self.support.derived_from.capacity())
+                * size_of::<MemoryId>()
+            + self.tags.capacity() * size_of::<String>()
+            + strings(&self.tags)
+            + metadata_nodes * (16 + 11 * 2 * size_of::<String>())
+            + self
+                .metadata
+                .iter()
+                .map(|(key, value)| key.capacity() + value.capacity())
+                .sum::<usize>()
+            + self.signature.as_ref().map_or(0, |signature| {
+                signature.key_id.capacity() + signature.mac.capacity()
+            })
+    }
+
     /// What the record counts against its bank's byte quota: the UTF-8 length of its content
     /// while it is live or held in quarantine (a quarantined record may be released, and a flood
     /// of flagged writes must not fill a bank unnoticed); nothing once it is superseded,
@@ -382,6 +436,21 @@ pub(crate) mod tests {
         );
         memory.subtype = Some(Subtype::Fact);
         memory
+    }
+
+    #[test]
+    fn heap_bytes_count_what_a_record_owns() {
+        let short = sample(1, "tea");
+        let mut long = sample(2, &"tea ".repeat(500));
+        let base = long.heap_bytes();
+        assert!(base >= 2000 + short.heap_bytes() - 3, "{base}");
+        long.tags = vec!["a-tag".repeat(10); 4];
+        long.metadata
+            .insert("source-document".into(), "x".repeat(300));
+        let grown = long.heap_bytes() - base;
+        // Four tags of 50 bytes and their slots, one map node, a key and a 300-byte value.
+        assert!(grown >= 4 * (50 + 24) + 300 + 15, "{grown}");
+        assert!(grown <= 4 * (50 + 24) + 300 + 15 + 600, "{grown}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bm25::Bm25Index;
 use crate::entity::{EntityConfig, EntityIndex};
+use crate::heap::IndexMemory;
 use crate::persist;
 use crate::time::TimeIndex;
 use crate::vector::{VectorConfig, VectorIndex};
@@ -235,6 +236,16 @@ impl BankIndex {
     /// Whether no memory is indexed.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Heap bytes of the four sub-indexes, by part.
+    pub fn memory(&self) -> IndexMemory {
+        IndexMemory {
+            keyword: self.bm25.heap_bytes(),
+            entity: self.entities.heap_bytes(),
+            time: self.time.heap_bytes(),
+            ..self.vectors.memory()
+        }
     }
 
     /// The semantic arm.

@@ -7,6 +7,7 @@ use std::collections::{BinaryHeap, HashMap};
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 
+use crate::heap::{hash_map_bytes, string_bytes, vec_bytes};
 use crate::persist;
 use crate::topk::TopK;
 use crate::IndexError;
@@ -323,6 +324,27 @@ impl Bm25Index {
         st.term_ids
             .get(term)
             .map_or(0, |&t| st.postings[t as usize].len())
+    }
+
+    /// Heap bytes of the terms, the postings and each document's terms.
+    pub fn heap_bytes(&self) -> u64 {
+        let st = self.inner.read();
+        // Each term's name is held twice: as the map's key and in `term_names`.
+        let names = 2 * st.term_names.iter().map(string_bytes).sum::<u64>();
+        names
+            + hash_map_bytes(&st.term_ids)
+            + vec_bytes(&st.term_names)
+            + vec_bytes(&st.postings)
+            + st.postings.iter().map(vec_bytes).sum::<u64>()
+            + vec_bytes(&st.docs)
+            + st.docs
+                .iter()
+                .flatten()
+                .map(|doc| vec_bytes(&doc.terms))
+                .sum::<u64>()
+            + vec_bytes(&st.doc_len)
+            + vec_bytes(&st.free)
+            + hash_map_bytes(&st.slot_of)
     }
 
     /// Corpus statistics.

@@ -15,6 +15,7 @@ use hnsw_rs::hnsw::Hnsw;
 use parking_lot::Mutex;
 
 use crate::distance::{dot, UnitCosine};
+use crate::heap::{hash_map_bytes, vec_bytes};
 
 /// Where [`FlatGraph::search`] reads vectors: by slot number, which is also
 /// the id the graph knows each point by.
@@ -140,6 +141,25 @@ impl FlatGraph {
     /// Slots below this were linked when the copy was made.
     pub(crate) fn covered(&self) -> usize {
         self.covered
+    }
+
+    /// Heap bytes of the copy.
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        vec_bytes(&self.level0) + vec_bytes(&self.upper) + hash_map_bytes(&self.upper_at)
+    }
+
+    /// Neighbour lists (one per node and layer) and links the copy holds: the same as hnsw_rs's
+    /// graph holds among the covered slots.
+    pub(crate) fn lists_and_links(&self) -> (usize, usize) {
+        let mut lists = 0;
+        let mut links = 0;
+        for (words, stride) in [(&self.level0, self.stride0), (&self.upper, self.stride_up)] {
+            for row in words.chunks_exact(1 + stride) {
+                lists += 1;
+                links += row[0] as usize;
+            }
+        }
+        (lists, links)
     }
 
     /// Serialises the links, little-endian, for [`Self::from_bytes`].

@@ -19,6 +19,7 @@ mod distance;
 mod entity;
 mod error;
 mod flat;
+pub mod heap;
 mod persist;
 mod time;
 mod topk;
@@ -28,6 +29,7 @@ pub use bank::{BankIndex, BankIndexConfig, IndexDoc, IndexMeta, DUMP_FORMAT};
 pub use bm25::{Bm25Index, Bm25Stats, BM25_B, BM25_K1};
 pub use entity::{EntityConfig, EntityIndex};
 pub use error::IndexError;
+pub use heap::IndexMemory;
 pub use time::TimeIndex;
 pub use vector::{StoredVectors, VectorConfig, VectorIndex, VectorStats};
 

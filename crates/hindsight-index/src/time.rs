@@ -4,6 +4,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use parking_lot::RwLock;
 
+use crate::heap::{btree_bytes, hash_map_bytes};
 use crate::persist;
 use crate::topk::sort_hits;
 use crate::IndexError;
@@ -62,6 +63,12 @@ impl TimeIndex {
     /// Whether `id` is indexed.
     pub fn contains(&self, id: u128) -> bool {
         self.inner.read().at.contains_key(&id)
+    }
+
+    /// Heap bytes of the ordered times and the map from id to time.
+    pub fn heap_bytes(&self) -> u64 {
+        let st = self.inner.read();
+        btree_bytes::<(i64, u128)>(st.order.len()) + hash_map_bytes(&st.at)
     }
 
     /// Number of indexed memories.

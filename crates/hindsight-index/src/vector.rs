@@ -19,6 +19,7 @@ use crate::background::run_build;
 use crate::codes::{products, CodeArena, Coded, QueryCodes};
 use crate::distance::{dot, normalised, UnitCosine};
 use crate::flat::{FlatGraph, ScratchPool, Vectors};
+use crate::heap::{hash_map_bytes, vec_bytes, IndexMemory};
 use crate::persist;
 use crate::topk::{sort_hits, TopK};
 use crate::IndexError;
@@ -440,7 +441,30 @@ struct Graph {
     inflight: AtomicUsize,
 }
 
+/// What hnsw_rs allocates per point besides its copy of the vector: the point (behind an `Arc`),
+/// its lock around one list header per possible layer, and its entry in the layer table.
+const GRAPH_BYTES_PER_POINT: usize =
+    16 + std::mem::size_of::<hnsw_rs::hnsw::Point<'static, f32>>() + 48 + MAX_LAYER * 24 + 8;
+/// Per link: the `Arc` it points to (the neighbour and its distance) and its slot in a neighbour
+/// list, twice over: a list grows by doubling until it passes its cap (`2 M` links on layer 0,
+/// `M` above) and drops its worst link, so a full list's buffer has about twice the slots it uses.
+const GRAPH_BYTES_PER_LINK: usize = 32 + 2 * 8;
+
 impl Graph {
+    /// Heap bytes of hnsw_rs's graph, estimated from its points and, through the flat copy of its
+    /// links, from how many links a point has on average.
+    fn heap_bytes(&self, flat: Option<&FlatGraph>, dim: usize) -> u64 {
+        let points = self.hnsw.get_nb_point();
+        let links = match flat {
+            Some(flat) if flat.covered() > 0 => {
+                let (_, links) = flat.lists_and_links();
+                links * points / flat.covered()
+            }
+            _ => points * self.hnsw.get_max_nb_connection() as usize,
+        };
+        (points * (GRAPH_BYTES_PER_POINT + dim * 4) + links * GRAPH_BYTES_PER_LINK) as u64
+    }
+
     fn new(cfg: &VectorConfig, capacity: usize) -> Self {
         let m = cfg.max_nb_connection.clamp(4, 64);
         Graph {
@@ -650,6 +674,26 @@ impl VectorIndex {
             .by_id
             .get(&id)
             .map(|&slot| similarity(&q, st.arena.get(slot as usize))))
+    }
+
+    /// Heap bytes of the vectors, their codes, the flat links and hnsw_rs's graph; the other
+    /// parts of the result are zero.
+    pub fn memory(&self) -> IndexMemory {
+        let st = self.shared.state.read();
+        let arena = &st.arena;
+        let vectors = vec_bytes(&arena.chunks)
+            + arena.chunks.iter().map(vec_bytes).sum::<u64>()
+            + vec_bytes(&st.slots)
+            + hash_map_bytes(&st.by_id);
+        IndexMemory {
+            vectors,
+            codes: arena.codes.heap_bytes(),
+            links: st.flat.as_ref().map_or(0, |flat| flat.heap_bytes()),
+            graph: st.graph.as_ref().map_or(0, |graph| {
+                graph.heap_bytes(st.flat.as_deref(), self.shared.cfg.dim)
+            }),
+            ..IndexMemory::default()
+        }
     }
 
     /// Counters for monitoring and tests.

@@ -8,6 +8,8 @@ mod bm25;
 mod common;
 #[path = "index/entity.rs"]
 mod entity;
+#[path = "index/memory.rs"]
+mod memory;
 #[path = "index/time.rs"]
 mod time;
 #[path = "index/vector.rs"]

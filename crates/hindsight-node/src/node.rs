@@ -816,6 +816,13 @@ impl Node {
         }
     }
 
+    /// Heap bytes of `bank` on this node, by part (its records, then its indexes' parts); `None`
+    /// when the bank is not loaded here.
+    pub fn bank_heap_bytes(&self, bank: &BankName) -> Option<Vec<(&'static str, u64)>> {
+        let handle = self.context().registry.get(bank)?;
+        Some(handle.view.heap_parts())
+    }
+
     pub fn status(&self) -> NodeStatus {
         let metrics = self.inner.store.metrics();
         NodeStatus {

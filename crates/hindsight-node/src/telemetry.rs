@@ -420,6 +420,11 @@ const BANK_FAMILIES: &[(&str, Kind, &str)] = &[
         "Bytes of the bank's index dump on disk.",
     ),
     (
+        "hindsight_bank_heap_bytes",
+        Kind::Gauge,
+        "Heap bytes the bank holds on this node, by part: records, vectors, codes, links, graph, keyword, entity, time.",
+    ),
+    (
         "hindsight_bank_quota_used_ratio",
         Kind::Gauge,
         "Share of the bank's memory quota its live memories use.",
@@ -522,10 +527,15 @@ fn family(name: &'static str) -> Option<Kind> {
 
 /// Sets the per-bank gauge `name` of `bank`.
 pub(crate) fn bank_gauge(name: &'static str, bank: &str, value: f64) {
+    labelled_bank_gauge(name, bank, &[], value);
+}
+
+/// Sets the per-bank gauge `name` of `bank`, with `extra` labels after the bank.
+fn labelled_bank_gauge(name: &'static str, bank: &str, extra: &[(&'static str, &str)], value: f64) {
     if family(name) != Some(Kind::Gauge) {
         return;
     }
-    let labels = bank_labels(bank, &[]);
+    let labels = bank_labels(bank, extra);
     BANK_SERIES
         .lock()
         .families
@@ -764,6 +774,14 @@ impl Node {
             ];
             for (name, value) in gauges {
                 bank_gauge(name, &bank, value);
+            }
+            for (part, bytes) in view.heap_parts() {
+                labelled_bank_gauge(
+                    "hindsight_bank_heap_bytes",
+                    &bank,
+                    &[("part", part)],
+                    bytes as f64,
+                );
             }
         }
         if let Some(live) = live {

@@ -3,6 +3,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use hindsight_core::{BankConfig, BankName, Memory, MemoryId};
+use hindsight_index::heap::hash_map_bytes;
 use hindsight_index::{BankIndex, IndexDoc};
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::watch;
@@ -17,11 +18,27 @@ pub struct BankView {
     /// The sum of the records' [`Memory::quota_bytes`], kept with every put and remove so that a
     /// write checks the byte quota without walking the bank.
     held_bytes: AtomicU64,
+    /// What the records hold on the heap ([`record_heap_bytes`]), kept with every put and remove
+    /// so that a scrape reads it without walking the bank.
+    record_bytes: AtomicU64,
     /// The last log index whose effects on this bank are visible here.
     indexed: watch::Sender<u64>,
     /// Tokens in each recalled record's content, by id and version: counting with a real BPE
     /// costs tens of microseconds a text, and the same memories are recalled again and again.
     tokens: Mutex<HashMap<MemoryId, (u64, u32)>>,
+}
+
+/// A record's heap bytes: its `Arc` (two counts and the record) and the buffers it owns.
+fn record_heap_bytes(memory: &Memory) -> u64 {
+    (16 + std::mem::size_of::<Memory>() + memory.heap_bytes()) as u64
+}
+
+fn adjust(total: &AtomicU64, before: u64, after: u64) {
+    if after >= before {
+        total.fetch_add(after - before, Ordering::AcqRel);
+    } else {
+        total.fetch_sub(before - after, Ordering::AcqRel);
+    }
 }
 
 impl BankView {
@@ -32,6 +49,7 @@ impl BankView {
             records: RwLock::new(HashMap::new()),
             config: RwLock::new(config),
             held_bytes: AtomicU64::new(0),
+            record_bytes: AtomicU64::new(0),
             indexed: watch::Sender::new(applied_index),
             tokens: Mutex::new(HashMap::new()),
         }
@@ -73,20 +91,22 @@ impl BankView {
             }
         }
         let mut records = self.records.write();
-        let before = match records.get(&memory.id) {
+        let (before, heap_before) = match records.get(&memory.id) {
             Some(existing) if existing.version > memory.version => return,
-            Some(existing) => existing.quota_bytes(),
-            None => 0,
+            Some(existing) => (existing.quota_bytes(), record_heap_bytes(existing)),
+            None => (0, 0),
         };
-        // Updated under the records' write lock, so the total always matches the records.
-        self.adjust_held(before, memory.quota_bytes());
+        // Updated under the records' write lock, so the totals always match the records.
+        adjust(&self.held_bytes, before, memory.quota_bytes());
+        adjust(&self.record_bytes, heap_before, record_heap_bytes(&memory));
         records.insert(memory.id, Arc::new(memory));
     }
 
     pub fn remove(&self, id: MemoryId) {
         let mut records = self.records.write();
         if let Some(gone) = records.remove(&id) {
-            self.adjust_held(gone.quota_bytes(), 0);
+            adjust(&self.held_bytes, gone.quota_bytes(), 0);
+            adjust(&self.record_bytes, record_heap_bytes(&gone), 0);
         }
         drop(records);
         self.tokens.lock().remove(&id);
@@ -107,12 +127,18 @@ impl BankView {
         tokens
     }
 
-    fn adjust_held(&self, before: u64, after: u64) {
-        if after >= before {
-            self.held_bytes.fetch_add(after - before, Ordering::AcqRel);
-        } else {
-            self.held_bytes.fetch_sub(before - after, Ordering::AcqRel);
-        }
+    /// Heap bytes of the bank on this node, by part: its records, then its indexes' parts.
+    pub fn heap_parts(&self) -> Vec<(&'static str, u64)> {
+        let mut parts = vec![("records", self.records_heap_bytes())];
+        parts.extend(self.index.memory().parts());
+        parts
+    }
+
+    /// Heap bytes of the bank's records: each record, its table entry and its cached token count.
+    fn records_heap_bytes(&self) -> u64 {
+        let table = hash_map_bytes(&self.records.read());
+        let tokens = hash_map_bytes(&self.tokens.lock());
+        self.record_bytes.load(Ordering::Acquire) + table + tokens
     }
 
     pub fn indexed_through(&self) -> u64 {
