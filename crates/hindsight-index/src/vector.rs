@@ -6,7 +6,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -149,6 +149,8 @@ struct Shared {
     closing: AtomicBool,
     /// Working memory of the flat graph search.
     scratch: ScratchPool,
+    /// Graphs built from the vectors and swapped in (see [`VectorIndex::graphs_built`]).
+    graphs_built: AtomicU64,
 }
 
 #[derive(Default)]
@@ -531,6 +533,7 @@ impl VectorIndex {
                 idle: Condvar::new(),
                 closing: AtomicBool::new(false),
                 scratch: ScratchPool::default(),
+                graphs_built: AtomicU64::new(0),
             }),
         }
     }
@@ -694,6 +697,14 @@ impl VectorIndex {
             }),
             ..IndexMemory::default()
         }
+    }
+
+    /// Graphs built from the vectors and swapped in since the index was created or loaded. A
+    /// dump taken before the last of them does not hold it, even when no vector changed since:
+    /// a bank loaded without its graph builds one in the background, and only a new dump keeps
+    /// the next start from building it again.
+    pub fn graphs_built(&self) -> u64 {
+        self.shared.graphs_built.load(Ordering::Acquire)
     }
 
     /// Counters for monitoring and tests.
@@ -1303,9 +1314,13 @@ fn build(shared: &Shared) {
             fresh.kill(new);
         }
     }
+    let built = graph.is_some();
     fresh.graph = graph.map(Arc::new);
     fresh.flat = flat.map(Arc::new);
     *st = fresh;
+    if built {
+        shared.graphs_built.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 fn dump_graph(g: &Graph, dir: &Path) -> Result<String, IndexError> {

@@ -212,6 +212,39 @@ fn a_damaged_graph_is_rebuilt_from_the_saved_vectors() {
 }
 
 #[test]
+fn a_graph_built_after_a_load_is_counted_until_dumped_and_one_read_back_is_not() {
+    let dim = 16;
+    let vecs = unit_vectors(23, 301, dim);
+    let mut below_threshold = cfg(dim);
+    below_threshold.vector.exact_threshold = 1_000;
+    let bank = BankIndex::new(MODEL, below_threshold);
+    bank.upsert_batch(
+        vecs[..300]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| doc(i, v))
+            .collect(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    bank.dump(dir.path()).unwrap();
+    assert_eq!(bank.vectors().graphs_built(), 0);
+
+    // Loaded where the bank is past the threshold: the dump has no graph, so one is built.
+    let loaded = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
+    assert_eq!(loaded.vectors().stats().graph_points, Some(300));
+    assert_eq!(loaded.vectors().graphs_built(), 1);
+
+    // Dumped with that graph, the next load reads it back and builds nothing, a write included.
+    loaded.dump(dir.path()).unwrap();
+    let again = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
+    again.upsert(doc(300, &vecs[300])).unwrap();
+    again.vectors().wait_for_rebuild();
+    assert_eq!(again.vectors().stats().graph_points, Some(301));
+    assert_eq!(again.vectors().graphs_built(), 0);
+}
+
+#[test]
 fn damaged_index_files_are_reported_as_corrupt() {
     let (bank, _) = filled(50, 8);
     let dir = tempfile::tempdir().unwrap();

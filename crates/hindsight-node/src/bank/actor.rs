@@ -32,6 +32,8 @@ pub struct BankActor {
 pub struct BankState {
     view: Arc<BankView>,
     dirty: bool,
+    /// The index's count of graphs built when it was last dumped.
+    graphs_dumped: u64,
 }
 
 impl Actor for BankActor {
@@ -45,7 +47,13 @@ impl Actor for BankActor {
         bank: BankName,
     ) -> Result<BankState, ActorProcessingErr> {
         let view = load_view(&self.context, &bank, &myself).await?;
-        Ok(BankState { view, dirty: false })
+        Ok(BankState {
+            view,
+            dirty: false,
+            // The dump it was loaded from holds none of the graphs the index builds from now on,
+            // including one built while loading.
+            graphs_dumped: 0,
+        })
     }
 
     async fn handle(
@@ -61,9 +69,13 @@ impl Actor for BankActor {
                 state.dirty = true;
             }
             BankMsg::Dump(reply) => {
-                if state.dirty {
+                // A graph built since the last dump is worth keeping even with no write since:
+                // without it the next start builds it again.
+                let graphs = state.view.index.vectors().graphs_built();
+                if state.dirty || graphs != state.graphs_dumped {
                     dump(&self.context, &state.view).await;
                     state.dirty = false;
+                    state.graphs_dumped = graphs;
                 }
                 if let Some(reply) = reply {
                     let _ = reply.send(());
