@@ -7,7 +7,7 @@ use std::collections::{BinaryHeap, HashMap};
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 
-use crate::heap::{hash_map_bytes, string_bytes, vec_bytes};
+use crate::heap::{hash_map_bytes, inverted_bytes, vec_bytes};
 use crate::persist;
 use crate::topk::TopK;
 use crate::IndexError;
@@ -329,13 +329,7 @@ impl Bm25Index {
     /// Heap bytes of the terms, the postings and each document's terms.
     pub fn heap_bytes(&self) -> u64 {
         let st = self.inner.read();
-        // Each term's name is held twice: as the map's key and in `term_names`.
-        let names = 2 * st.term_names.iter().map(string_bytes).sum::<u64>();
-        names
-            + hash_map_bytes(&st.term_ids)
-            + vec_bytes(&st.term_names)
-            + vec_bytes(&st.postings)
-            + st.postings.iter().map(vec_bytes).sum::<u64>()
+        inverted_bytes(&st.term_ids, &st.term_names, &st.postings)
             + vec_bytes(&st.docs)
             + st.docs
                 .iter()

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 
-use crate::heap::{hash_map_bytes, string_bytes, vec_bytes};
+use crate::heap::{hash_map_bytes, inverted_bytes, vec_bytes};
 use crate::persist;
 use crate::topk::TopK;
 use crate::IndexError;
@@ -189,13 +189,7 @@ impl EntityIndex {
     /// Heap bytes of the entity names, their postings and each memory's entities.
     pub fn heap_bytes(&self) -> u64 {
         let st = self.inner.read();
-        // Each name is held twice: as the map's key and in `names`.
-        let names = 2 * st.names.iter().map(string_bytes).sum::<u64>();
-        names
-            + hash_map_bytes(&st.entity_ids)
-            + vec_bytes(&st.names)
-            + vec_bytes(&st.postings)
-            + st.postings.iter().map(vec_bytes).sum::<u64>()
+        inverted_bytes(&st.entity_ids, &st.names, &st.postings)
             + vec_bytes(&st.mems)
             + st.mems
                 .iter()

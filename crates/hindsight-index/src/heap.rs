@@ -59,6 +59,21 @@ pub fn string_bytes(s: &String) -> u64 {
     s.capacity() as u64
 }
 
+/// Bytes of an inverted list: names interned both as a map's keys and by id, one posting list
+/// per name.
+pub fn inverted_bytes<P>(
+    ids: &HashMap<String, u32>,
+    names: &Vec<String>,
+    postings: &Vec<Vec<P>>,
+) -> u64 {
+    // Each name is held twice: as the map's key and in `names`.
+    2 * names.iter().map(string_bytes).sum::<u64>()
+        + hash_map_bytes(ids)
+        + vec_bytes(names)
+        + vec_bytes(postings)
+        + postings.iter().map(vec_bytes).sum::<u64>()
+}
+
 /// Bytes of a hash map's table: hashbrown keeps a power of two of buckets, at most 7/8 full, each
 /// with one control byte, plus one group of control bytes. Keys' and values' own heap is not
 /// included.
