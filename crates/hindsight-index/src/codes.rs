@@ -21,7 +21,7 @@
 //! signed bytes wants; `Q·V = Σ (V_i + 64)·Q_i − 64·ΣQ`. Two products of at most 127 × 127
 //! never saturate its 16-bit pair sums.
 
-use crate::heap::vec_bytes;
+use crate::heap::{nested_vec_bytes, vec_bytes};
 
 /// Bytes per code: the dimension rounded up to whole 32-byte lanes, padded with zeros (`64`
 /// in a stored code, `0` in a query's), which add nothing to a product.
@@ -74,9 +74,7 @@ impl CodeArena {
 
     /// Heap bytes of the codes and their scales.
     pub(crate) fn heap_bytes(&self) -> u64 {
-        vec_bytes(&self.chunks)
-            + self.chunks.iter().map(vec_bytes).sum::<u64>()
-            + vec_bytes(&self.meta)
+        nested_vec_bytes(&self.chunks) + vec_bytes(&self.meta)
     }
 
     pub(crate) fn push(&mut self, v: &[f32]) {

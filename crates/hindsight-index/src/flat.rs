@@ -148,18 +148,14 @@ impl FlatGraph {
         vec_bytes(&self.level0) + vec_bytes(&self.upper) + hash_map_bytes(&self.upper_at)
     }
 
-    /// Neighbour lists (one per node and layer) and links the copy holds: the same as hnsw_rs's
-    /// graph holds among the covered slots.
-    pub(crate) fn lists_and_links(&self) -> (usize, usize) {
-        let mut lists = 0;
-        let mut links = 0;
-        for (words, stride) in [(&self.level0, self.stride0), (&self.upper, self.stride_up)] {
-            for row in words.chunks_exact(1 + stride) {
-                lists += 1;
-                links += row[0] as usize;
-            }
-        }
-        (lists, links)
+    /// Links the copy holds on every layer: as many as hnsw_rs's graph holds among the covered
+    /// slots.
+    pub(crate) fn links(&self) -> usize {
+        [(&self.level0, self.stride0), (&self.upper, self.stride_up)]
+            .into_iter()
+            .flat_map(|(words, stride)| words.chunks_exact(1 + stride))
+            .map(|row| row[0] as usize)
+            .sum()
     }
 
     /// Serialises the links, little-endian, for [`Self::from_bytes`].

@@ -54,6 +54,11 @@ pub fn vec_bytes<T>(v: &Vec<T>) -> u64 {
     (v.capacity() * size_of::<T>()) as u64
 }
 
+/// Bytes of a vector of vectors: the outer buffer and every inner one.
+pub fn nested_vec_bytes<T>(v: &Vec<Vec<T>>) -> u64 {
+    vec_bytes(v) + v.iter().map(vec_bytes).sum::<u64>()
+}
+
 /// Bytes of a string's buffer.
 pub fn string_bytes(s: &String) -> u64 {
     s.capacity() as u64
@@ -70,8 +75,7 @@ pub fn inverted_bytes<P>(
     2 * names.iter().map(string_bytes).sum::<u64>()
         + hash_map_bytes(ids)
         + vec_bytes(names)
-        + vec_bytes(postings)
-        + postings.iter().map(vec_bytes).sum::<u64>()
+        + nested_vec_bytes(postings)
 }
 
 /// Bytes of a hash map's table: hashbrown keeps a power of two of buckets, at most 7/8 full, each

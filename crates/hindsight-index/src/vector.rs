@@ -19,7 +19,7 @@ use crate::background::run_build;
 use crate::codes::{products, CodeArena, Coded, QueryCodes};
 use crate::distance::{dot, normalised, UnitCosine};
 use crate::flat::{FlatGraph, ScratchPool, Vectors};
-use crate::heap::{hash_map_bytes, vec_bytes, IndexMemory};
+use crate::heap::{hash_map_bytes, nested_vec_bytes, vec_bytes, IndexMemory};
 use crate::persist;
 use crate::topk::{sort_hits, TopK};
 use crate::IndexError;
@@ -458,10 +458,7 @@ impl Graph {
     fn heap_bytes(&self, flat: Option<&FlatGraph>, dim: usize) -> u64 {
         let points = self.hnsw.get_nb_point();
         let links = match flat {
-            Some(flat) if flat.covered() > 0 => {
-                let (_, links) = flat.lists_and_links();
-                links * points / flat.covered()
-            }
+            Some(flat) if flat.covered() > 0 => flat.links() * points / flat.covered(),
             _ => points * self.hnsw.get_max_nb_connection() as usize,
         };
         (points * (GRAPH_BYTES_PER_POINT + dim * 4) + links * GRAPH_BYTES_PER_LINK) as u64
@@ -684,10 +681,8 @@ impl VectorIndex {
     pub fn memory(&self) -> IndexMemory {
         let st = self.shared.state.read();
         let arena = &st.arena;
-        let vectors = vec_bytes(&arena.chunks)
-            + arena.chunks.iter().map(vec_bytes).sum::<u64>()
-            + vec_bytes(&st.slots)
-            + hash_map_bytes(&st.by_id);
+        let vectors =
+            nested_vec_bytes(&arena.chunks) + vec_bytes(&st.slots) + hash_map_bytes(&st.by_id);
         IndexMemory {
             vectors,
             codes: arena.codes.heap_bytes(),
