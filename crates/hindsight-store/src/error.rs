@@ -35,6 +35,11 @@ pub enum StoreError {
     #[error("invalid store configuration: {0}")]
     Config(String),
 
+    /// A store file failed its checks and what is left cannot stand in for it; the files were
+    /// moved aside, not changed.
+    #[error("the store cannot recover from corrupt files: {0}")]
+    Unrecoverable(String),
+
     #[error("internal store error: {0}")]
     Internal(String),
 }

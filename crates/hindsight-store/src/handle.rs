@@ -1,5 +1,5 @@
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,7 @@ use crate::network::NoPeersNetwork;
 use crate::proposer::{BatchLimits, LeaderRoute, ProposeOutcome, Proposer};
 use crate::reader::StateReader;
 use crate::release::ReleaseWatch;
+use crate::seal::Seal;
 use crate::state_machine::StateMachineStore;
 use crate::type_config::TypeConfig;
 
@@ -62,6 +63,8 @@ pub struct StoreHandle {
     proposer: Proposer,
     log_db: Db,
     state_db: Db,
+    /// The directories of `log_db` and `state_db`, sealed at a clean shutdown.
+    db_dirs: [PathBuf; 2],
     release: ReleaseWatch,
     link: Option<Arc<dyn LeaderLink>>,
     /// Set once the node stops taking Raft traffic: waiting to catch up would be in vain.
@@ -100,17 +103,15 @@ impl StoreHandle {
         let raft_config = config.raft_config()?;
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::storage(format!("creating {}", dir.display()), e))?;
-        let mut log = LogStore::open(
-            &dir.join("raft-log"),
-            config.group_id,
-            config.cache_capacity_bytes,
-        )?;
+        let db_dirs = [dir.join("raft-log"), dir.join("state")];
+        let mut log = LogStore::open(&db_dirs[0], config.group_id, config.cache_capacity_bytes)?;
         let mut state = StateMachineStore::open(
-            &dir.join("state"),
+            &db_dirs[1],
             config.group_id,
             config.cache_capacity_bytes,
             listener,
         )?;
+        crate::recovery::recover(&mut log, &mut state, config.node_id).await?;
         let release = ReleaseWatch::new();
         log.hold(release.token());
         state.hold(release.token());
@@ -138,6 +139,7 @@ impl StoreHandle {
             proposer,
             log_db,
             state_db,
+            db_dirs,
             release,
             link,
             stopping: tokio::sync::watch::Sender::new(false),
@@ -403,17 +405,17 @@ impl StoreHandle {
     }
 
     /// Stops proposing (queued commands get `ShuttingDown`), stops Raft, waits until Raft has let go
-    /// of the databases and flushes them. Idempotent. Dropping the handle afterwards closes the
-    /// databases.
+    /// of the databases, flushes them and seals them (see `seal`). Idempotent. Dropping the handle
+    /// afterwards closes the databases.
     pub async fn shutdown(&self) -> Result<(), StoreError> {
         self.proposer.stop().await;
         self.raft.shutdown().await.map_err(|e| {
             StoreError::Internal(format!("the raft core did not stop cleanly: {e}"))
         })?;
-        if tokio::time::timeout(RELEASE_TIMEOUT, self.release.released())
+        let released = tokio::time::timeout(RELEASE_TIMEOUT, self.release.released())
             .await
-            .is_err()
-        {
+            .is_ok();
+        if !released {
             tracing::warn!(
                 "raft still holds the stores after shutdown; the directory stays locked"
             );
@@ -422,6 +424,19 @@ impl StoreHandle {
             crate::sled_gate::flush(db)
                 .await
                 .map_err(|e| StoreError::storage(format!("flushing {what} at shutdown"), e))?;
+        }
+        // Raft may still write through stores it has not let go of; a seal must describe files
+        // nobody writes any more, or the next start would take them for corrupt.
+        if released {
+            let dirs = self.db_dirs.clone();
+            tokio::task::spawn_blocking(move || {
+                dirs.iter().try_for_each(|dir| {
+                    Seal::write(dir)
+                        .map_err(|e| StoreError::storage(format!("sealing {}", dir.display()), e))
+                })
+            })
+            .await
+            .map_err(|e| StoreError::Internal(format!("the sealing thread failed: {e}")))??;
         }
         Ok(())
     }

@@ -50,7 +50,8 @@ pub(crate) fn state_tree_generation(group: u64, name: &[u8]) -> Option<u64> {
     u64::from_str_radix(std::str::from_utf8(rest).ok()?, 16).ok()
 }
 
-/// The persisted current snapshot of a group: `meta` and `data`.
+/// Where an older layout kept the current snapshot of a group (`meta` and `data`), inside the
+/// state database; it moves to a file of its own on open (`snapshot_store`).
 pub(crate) fn snapshot_tree(group: u64) -> String {
     format!("g{group:016x}/snapshot")
 }

@@ -4,9 +4,11 @@
 //! per-entry apply, snapshots, group commit and read access. See `DESIGN.md` for the key layout and
 //! the durability points.
 
+mod checked_db;
 mod codec;
 mod config;
 mod error;
+mod file_digest;
 mod handle;
 mod keys;
 mod leader_link;
@@ -14,14 +16,17 @@ mod listener;
 mod log_store;
 mod majority_contact;
 mod metrics;
+mod move_aside;
 pub mod network;
 mod overlay;
 mod proposer;
 mod reader;
 mod recent_entries;
+mod recovery;
 mod release;
 mod response;
 mod retrieval_log;
+mod seal;
 mod sled_gate;
 mod snapshot_builder;
 mod snapshot_format;

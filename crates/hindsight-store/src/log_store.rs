@@ -1,7 +1,7 @@
 use std::fmt::Debug;
 use std::io;
 use std::ops::{Bound, RangeBounds};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
@@ -11,6 +11,7 @@ use serde::Serialize;
 use sled::transaction::ConflictableTransactionError;
 use sled::{Batch, Db, Transactional, Tree};
 
+use crate::checked_db::CheckedDb;
 use crate::codec::{decode, encode};
 use crate::error::StoreError;
 use crate::keys;
@@ -41,19 +42,20 @@ pub struct LogStore {
     /// Shared by the clones, like the trees.
     recent: Arc<parking_lot::Mutex<RecentEntries>>,
     release: Option<ReleaseToken>,
+    /// Where the database found corrupt at open was moved; this one then started empty.
+    moved_aside: Option<PathBuf>,
 }
 
 impl LogStore {
     /// Opens (or creates) the log database at `path` and the tree of `group` inside it.
+    ///
+    /// A database that fails its checks is moved aside untouched and an empty one takes its place
+    /// (see `checked_db`); [`LogStore::moved_aside`] then says where it went.
     pub fn open(path: &Path, group: u64, cache_capacity_bytes: u64) -> Result<Self, StoreError> {
-        let db = sled::Config::new()
-            .path(path)
-            .cache_capacity(cache_capacity_bytes)
-            // sled's own background flushes would bypass the flush gate (crate::sled_gate).
-            .flush_every_ms(None)
-            .open()
-            .map_err(|e| StoreError::storage(format!("opening {}", path.display()), e))?;
-        Self::with_db(db, group)
+        let checked = CheckedDb::open(path, cache_capacity_bytes, "the Raft log")?;
+        let mut log = Self::with_db(checked.db, group)?;
+        log.moved_aside = checked.moved_aside;
+        Ok(log)
     }
 
     /// Uses an already open database, so several groups can share one.
@@ -74,7 +76,38 @@ impl LogStore {
                 RECENT_ENTRIES_BYTES,
             ))),
             release: None,
+            moved_aside: None,
         })
+    }
+
+    /// Where the log database was moved when it was found corrupt at open.
+    pub fn moved_aside(&self) -> Option<&Path> {
+        self.moved_aside.as_deref()
+    }
+
+    /// Brings the vote and committed index of a log that ends before the applied state (it started
+    /// empty in place of a corrupt one, or lost its newest entries) up to what the applied state
+    /// `applied` implies, so that Raft starts from the state instead of from an older past. A vote
+    /// behind `applied`'s term becomes a vote for this node in that term, not committed: a node that
+    /// applied an entry of that term had voted in it, and an uncommitted vote yields to that term's
+    /// real leader; elections then run in later terms.
+    pub(crate) async fn resume_after(
+        &mut self,
+        applied: LogId<u64>,
+        node_id: u64,
+    ) -> Result<(), StoreError> {
+        let vote: Option<Vote<u64>> = self.read_meta(keys::LOG_VOTE)?;
+        if vote.is_none_or(|v| v.leader_id.term < applied.leader_id.term) {
+            let vote = Vote::new(applied.leader_id.term, node_id);
+            self.write_meta(keys::LOG_VOTE, &vote).await?;
+        }
+        let committed: Option<LogId<u64>> = self
+            .read_meta::<Option<LogId<u64>>>(keys::LOG_COMMITTED)?
+            .flatten();
+        if committed < Some(applied) {
+            self.write_meta(keys::LOG_COMMITTED, &Some(applied)).await?;
+        }
+        Ok(())
     }
 
     pub(crate) fn db(&self) -> &Db {

@@ -1,6 +1,6 @@
 use std::io::Cursor;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -13,6 +13,7 @@ use openraft::{
 use serde::de::DeserializeOwned;
 use sled::{Batch, Db, Tree};
 
+use crate::checked_db::CheckedDb;
 use crate::codec::{decode, encode};
 use crate::error::StoreError;
 use crate::keys;
@@ -23,7 +24,7 @@ use crate::release::ReleaseToken;
 use crate::response::CommandResponse;
 use crate::snapshot_builder::StateSnapshotBuilder;
 use crate::snapshot_format;
-use crate::snapshot_store::{Meta, SnapshotStore};
+use crate::snapshot_store::{snapshot_file, Meta, SnapshotStore};
 use crate::type_config::TypeConfig;
 
 type Entry = openraft::Entry<TypeConfig>;
@@ -49,31 +50,35 @@ pub struct StateMachineStore {
     snapshots: SnapshotStore,
     listener: Arc<dyn ApplyListener>,
     release: Option<ReleaseToken>,
+    /// Where the database found corrupt at open was moved; this one then started empty.
+    moved_aside: Option<PathBuf>,
 }
 
 impl StateMachineStore {
-    /// Opens (or creates) the state database at `path` and the state of `group` inside it.
+    /// Opens (or creates) the state database at `path` and the state of `group` inside it; the
+    /// current snapshot is kept in a file of its own in `<path>.snapshots/`.
     /// `listener` hears about every entry applied from here on, including re-applies at start-up.
+    ///
+    /// A database that fails its checks is moved aside untouched and an empty one takes its place
+    /// (see `checked_db`); [`StateMachineStore::moved_aside`] then says where it went.
     pub fn open(
         path: &Path,
         group: u64,
         cache_capacity_bytes: u64,
         listener: Arc<dyn ApplyListener>,
     ) -> Result<Self, StoreError> {
-        let db = sled::Config::new()
-            .path(path)
-            .cache_capacity(cache_capacity_bytes)
-            // sled's own background flushes would bypass the flush gate (crate::sled_gate).
-            .flush_every_ms(None)
-            .open()
-            .map_err(|e| StoreError::storage(format!("opening {}", path.display()), e))?;
-        Self::with_db(db, group, listener)
+        let checked = CheckedDb::open(path, cache_capacity_bytes, "the state database")?;
+        let mut state = Self::with_db(checked.db, group, &snapshot_dir_of(path), listener)?;
+        state.moved_aside = checked.moved_aside;
+        Ok(state)
     }
 
-    /// Uses an already open database, so several groups can share one.
+    /// Uses an already open database, so several groups can share one; each group's snapshot is a
+    /// file in `snapshot_dir`.
     pub fn with_db(
         db: Db,
         group: u64,
+        snapshot_dir: &Path,
         listener: Arc<dyn ApplyListener>,
     ) -> Result<Self, StoreError> {
         let generation: u64 =
@@ -93,7 +98,7 @@ impl StateMachineStore {
             .map_err(|e| StoreError::storage("opening the state tree", e))?;
         let last_applied: Option<LogId<u64>> = read(&tree, "last applied", keys::LAST_APPLIED)?;
         let membership = read(&tree, "membership", keys::MEMBERSHIP)?.unwrap_or_default();
-        let snapshots = SnapshotStore::open(&db, group)?;
+        let snapshots = SnapshotStore::open(snapshot_file(snapshot_dir, group), &db, group)?;
         let shared = SharedState::new(tree, last_applied.map(|l| l.index), db.clone());
         Ok(StateMachineStore {
             group,
@@ -105,7 +110,50 @@ impl StateMachineStore {
             snapshots,
             listener,
             release: None,
+            moved_aside: None,
         })
+    }
+
+    /// Where the state database was moved when it was found corrupt at open.
+    pub fn moved_aside(&self) -> Option<&Path> {
+        self.moved_aside.as_deref()
+    }
+
+    pub(crate) fn last_applied(&self) -> Option<LogId<u64>> {
+        self.last_applied
+    }
+
+    /// Loads the current snapshot into the state when the state is behind it, which happens only
+    /// when the state database was lost (or rolled back) and replaced: the log behind the snapshot
+    /// may be purged, so it could not replay what the snapshot holds. Returns the snapshot's last
+    /// log id when it loaded it.
+    pub(crate) async fn catch_up_with_snapshot(
+        &mut self,
+    ) -> Result<Option<LogId<u64>>, StoreError> {
+        let Some((meta, data)) = self.snapshots.load()? else {
+            return Ok(None);
+        };
+        if meta.last_log_id <= self.last_applied {
+            return Ok(None);
+        }
+        self.replace_state(&meta, &data).await?;
+        tracing::warn!(snapshot = %meta, "restored the state from the current snapshot");
+        self.notify_snapshot_installed();
+        Ok(meta.last_log_id)
+    }
+
+    /// Builds and stores a snapshot of the state as it is, so that the log may start after it.
+    pub(crate) async fn snapshot_now(&mut self) -> Result<(), StoreError> {
+        let (meta, data) = self.capture().await?;
+        self.snapshots.save(&meta, &data).await?;
+        tracing::info!(snapshot = %meta, bytes = data.len(), "built snapshot");
+        Ok(())
+    }
+
+    fn notify_snapshot_installed(&self) {
+        if catch_unwind(AssertUnwindSafe(|| self.listener.on_snapshot_installed())).is_err() {
+            tracing::error!("apply listener panicked on snapshot install");
+        }
     }
 
     pub fn reader(&self) -> StateReader {
@@ -187,7 +235,17 @@ impl StateMachineStore {
     }
 
     async fn install(&mut self, meta: &Meta, data: Vec<u8>) -> Result<(), StoreError> {
-        let pairs = snapshot_format::decode(self.group, &data)?;
+        self.replace_state(meta, &data).await?;
+        self.snapshots.save(meta, &data).await?;
+        tracing::info!(snapshot = %meta, "installed snapshot");
+        self.notify_snapshot_installed();
+        Ok(())
+    }
+
+    /// Replaces the state with the snapshot's: loaded into the next generation, flushed, then
+    /// switched to in one flushed key (see the type's comment).
+    async fn replace_state(&mut self, meta: &Meta, data: &[u8]) -> Result<(), StoreError> {
+        let pairs = snapshot_format::decode(self.group, data)?;
         let next = self.generation + 1;
         let name = keys::state_tree(self.group, next);
         let storage = |what: &'static str| move |e| StoreError::storage(what, e);
@@ -238,14 +296,19 @@ impl StateMachineStore {
         self.last_applied = meta.last_log_id;
         self.membership = meta.last_membership.clone();
         self.shared.set_applied(meta.last_log_id.map(|l| l.index));
-
-        self.snapshots.save(meta, &data).await?;
-        tracing::info!(snapshot = %meta, "installed snapshot");
-        if catch_unwind(AssertUnwindSafe(|| self.listener.on_snapshot_installed())).is_err() {
-            tracing::error!("apply listener panicked on snapshot install");
-        }
         Ok(())
     }
+}
+
+/// The directory of the snapshot files that belong to the state database at `state_path`:
+/// `<state_path>.snapshots`, beside the database, so that losing one never loses the other.
+pub(crate) fn snapshot_dir_of(state_path: &Path) -> PathBuf {
+    let mut name = state_path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "state".into());
+    name.push(".snapshots");
+    state_path.with_file_name(name)
 }
 
 fn read<T: DeserializeOwned>(tree: &Tree, what: &str, key: &[u8]) -> Result<Option<T>, StoreError> {
@@ -386,8 +449,12 @@ mod tests {
     #[tokio::test]
     async fn groups_sharing_a_database_do_not_see_each_other() {
         let db = sled::Config::new().temporary(true).open().unwrap();
-        let mut zero = StateMachineStore::with_db(db.clone(), 0, Arc::new(NoopListener)).unwrap();
-        let mut one = StateMachineStore::with_db(db, 1, Arc::new(NoopListener)).unwrap();
+        let snapshots = tempfile::tempdir().unwrap();
+        let open = |db, group| {
+            StateMachineStore::with_db(db, group, snapshots.path(), Arc::new(NoopListener)).unwrap()
+        };
+        let mut zero = open(db.clone(), 0);
+        let mut one = open(db, 1);
         zero.apply([create_bank(1, "zero")]).await.unwrap();
         one.apply([create_bank(1, "one"), create_bank(2, "two")])
             .await

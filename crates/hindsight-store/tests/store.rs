@@ -3,6 +3,8 @@
 #[path = "store/support.rs"]
 mod support;
 
+#[path = "store/corruption.rs"]
+mod corruption;
 #[path = "store/durability.rs"]
 mod durability;
 #[path = "store/group_commit.rs"]
