@@ -62,6 +62,48 @@ pub(crate) fn fragments() -> BTreeMap<String, String> {
         ),
         // Something worth protecting must be involved before loosening a check is suspicious.
         ("stakes", r"{{directive}}|{{addressee}}|{{topics}}"),
+        // Security controls whose removal helps misuse: second factors, identity and fraud checks,
+        // approval steps, audit trails, encryption.
+        (
+            "control",
+            r"\b(?:two|2|multi|second)[-\s]?(?:factor|step)(?:\s+(?:auth\w*|verification|login|sign[-\s]?ins?|checks?|codes?|prompts?))?|\b(?:2fa|mfa|otp|totp)\b(?:\s+(?:checks?|codes?|prompts?))?|\bsecond\s+factor\b|\bone[-\s]time\s+(?:codes?|pass(?:word|code)s?|pins?)\b|\b(?:identity|security|fraud|safety|compliance|sanctions|kyc|age|background|credit)\s+(?:checks?|verification|screening|reviews?)\b|\bverification(?:\s+(?:codes?|steps?|checks?|emails?|calls?|process))?\b|\b(?:approval|sign[-\s]?off|authori[sz]ation|confirmation)(?:\s+(?:steps?|process|flow|requirements?|checks?|prompts?|dialogs?|workflow))?\b|\b(?:audit|security|access)\s+(?:log(?:s|ging)?|trails?)\b|\bencryption\b|\bcaptchas?\b|\bfirewall\b|\b(?:login|sign[-\s]?in|password)\s+(?:checks?|protection|requirements?)\b",
+        ),
+        // Verbs and verb phrases that take a control away, placed before their object.
+        (
+            "disabling",
+            r"\b(?:disable|disabling|deactivate|deactivating|switch(?:ing)?\s+off|turn(?:ing)?\s+off|shut(?:ting)?\s+(?:off|down)|kill|remove|removing|drop|dropping|skip|skipping|bypass|bypassing|circumvent(?:ing)?|suspend(?:ing)?|pause|pausing|waive|waiving|lift|lifting|relax|relaxing|loosen|loosening|weaken|weakening|get\s+rid\s+of|do\s+away\s+with|opt\s+out\s+of|ignore|ignoring|stop\s+(?:requiring|enforcing|checking|using|doing|sending|prompting(?:\s+(?:me|users?|anyone))?\s+for|asking(?:\s+(?:me|the\s+user|users?|anyone|them))?\s+for)|no\s+longer\s+(?:require|requiring|enforce|ask\s+for|use|check))\b",
+        ),
+        (
+            "control_modifiers",
+            r"(?:(?:the|a|an|any|all|every|each|my|our|your|their|user['’]?s?|usual|required|mandatory|extra|additional|sms|email|phone|app|login|sign[-\s]?in|account|admin|whole|entire|current)\s+){0,3}",
+        ),
+        // Words that make an order last: a scope over every case or over the future.
+        (
+            "standing_scope",
+            r"\b(?:from\s+now\s+on|going\s+forward|from\s+(?:today|this\s+point|here|now)(?:\s+on(?:wards?)?)?|henceforth|hereafter|in\s+(?:the\s+)?future|permanently|for\s+good|forever|by\s+default|any\s*more|any\s+longer|no\s+longer|every|each|all|always|whenever|any\s+time)\b",
+        ),
+        (
+            "control_zh",
+            r"双重验证|双重认证|双因素(?:认证|验证)?|两步验证|二次验证|二次确认|多因素(?:认证|验证)|多重验证|短信验证码?|验证码|身份(?:验证|核验|认证|核实|校验)|人脸识别|安全(?:验证|检查|校验)|风控|审批(?:流程|环节|步骤)?|审核(?:流程|环节|步骤)|审计日志|操作日志|日志记录|加密|防火墙|登录保护|(?:确认|验证|核对|复核)(?:环节|步骤|流程)",
+        ),
+        (
+            "standing_scope_zh",
+            r"以后|今后|往后|此后|从现在起|从现在开始|从今(?:天|日|往后)?(?:起|开始|以后)|所有|全部|一律|每次|每一次|永久|永远|一直|默认|都",
+        ),
+        // An agent told it is someone else, or asked to play a part.
+        (
+            "persona",
+            r"\byou\s+are\s+now\b|\byou['’]re\s+now\b|\byou\s+(?:will|shall|must)\s+(?:now\s+)?(?:be|become|act|respond|answer|play)\b|\byou['’]ll\s+(?:now\s+)?(?:be|become|act|respond|answer|play)\b|\b(?:act|acting|respond|answer|reply|behave|speak)\s+as\b|\bpretend(?:ing)?\s+(?:to\s+be|you\s+are|you['’]re|that\s+you)\b|\brole-?play\w*(?:\s+as)?\b|\bplay\s+the\s+(?:role|part)\s+of\b|\bstay\s+in\s+character\b|\b(?:enable|enter|activate|switch\s+(?:in)?to|turn\s+on|unlock)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}mode\b|\bin\s+(?:[\w-]+\s+){0,2}mode\s*,?\s+you\b",
+        ),
+        // Being free of the rules an agent works under.
+        (
+            "unbound",
+            r"\b(?:without|no|zero|free\s+(?:of|from)|not\s+(?:bound|limited|restricted)\s+by|unbound\s+by|ignor\w*|disregard\w*|bypass\w*|never\s+(?:follow|obey|respect)\w*)\s+(?:(?:any|all|every|the|your|its|his|her|their|of|usual|normal|ethical|moral|content|safety)\s+){0,3}(?:restrictions?|rules?|limits?|limitations?|filters?|guidelines?|guardrails?|safeguards?|safety|polic(?:y|ies)|censorship|ethics|morals?|constraints?|boundaries)\b|\b(?:safety|filters?|guardrails?|restrictions?|rules|limits|content\s+polic(?:y|ies)|safeguards?|guidelines)\s+(?:(?:are|is|have\s+been|has\s+been|were|was|got)\s+)?(?:now\s+)?(?:disabled|off|removed|lifted|turned\s+off|switched\s+off|suspended|gone|void|do\s+not\s+apply|don['’]?t\s+apply|no\s+longer\s+apply)\b|\b(?:unrestricted|unfiltered|uncensored|jailbr(?:oken|eak))\b|\bcan\s+do\s+anything\b|\banything\s+goes\b",
+        ),
+        (
+            "unbound_zh",
+            r"不受(?:任何)?[^。！？\n]{0,8}?(?:限制|约束)|没有(?:任何)?[^。！？\n]{0,6}?(?:限制|约束|规则|底线)|无视(?:所有|一切|任何)?[^。！？\n]{0,6}?(?:规则|限制|安全|规定|政策)|不(?:用|必|再)?遵守[^。！？\n]{0,6}?(?:规则|限制|规定|政策)|无限制|毫无限制|无所不能",
+        ),
         (
             "negator_en",
             r"\b(?:never|not|don['’]?t|do\s+not|doesn['’]?t|does\s+not|must\s+not|mustn['’]?t|should\s+not|shouldn['’]?t|cannot|can['’]?t|won['’]?t|no\s+one|nobody)\b",
@@ -192,6 +234,39 @@ pub(crate) fn injection() -> Vec<PatternRule> {
             r"\b(?:note|message|instructions?|attention|important|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|llm|language\s+model|assistant|agent|chatbot|bot)s?\b|\b(?:if\s+you\s+are\s+an?|dear|hey)\s+(?:ai|llm|language\s+model|assistant|agent|chatbot)\b|\b(?:ai|llm|assistants?|agents?|models?)\s+(?:reading|processing|summari[sz]ing|parsing|browsing|visiting)\s+(?:this|the)\b|(?:致|给)(?:AI|人工智能)?(?:助手|智能体|大模型)|如果你是(?:AI|人工智能|一个?(?:AI|语言模型|助手|智能体))|(?:AI|人工智能)助手(?:请|必须|应该|需要)",
         )
         .untrusted_only(),
+        // A persona set up to be free of the agent's rules, in one sentence or the next.
+        PatternRule::new(
+            "persona_without_limits",
+            r"(?:{{persona}})(?:{{s}}){0,120}?(?:{{unbound}})|(?:{{persona}})(?:{{s}}){0,80}?[.!?;:]\s+(?:{{s}}){0,60}?(?:\byou\b|\bmode\b|\bai\b|\bmodel\b|\bbot\b|\bassistant\b|\bwho\b)(?:{{s}}){0,60}?(?:{{unbound}})",
+        ),
+        PatternRule::new(
+            "persona_without_limits_zh",
+            r"(?:你现在|从现在起你|现在起你|扮演|假装|充当|角色扮演|(?:进入|开启|启用|切换到|打开)[^。！？\n]{0,8}?模式)(?:{{zs}}){0,40}?(?:{{unbound_zh}})",
+        ),
+        PatternRule::new(
+            "disable_own_safety",
+            r"(?:{{disabling}})\s+(?:(?:your|its|the\s+(?:ai|model|assistant)['’]?s?)\s+(?:[\w-]+\s+)?(?:filters?|restrictions?|guardrails?|safeguards?|rules|limits|safety|polic(?:y|ies)|ethics)|(?:the\s+|all\s+|any\s+)?(?:safety|content|nsfw|moderation|ethic\w*)\s+(?:filters?|checks?|rules|settings?|guardrails?|layers?|polic(?:y|ies)|restrictions?)|(?:the\s+|all\s+|any\s+)?(?:guardrails|safeguards|censorship|moderation))\b|\b(?:your|its)\s+(?:[\w-]+\s+)?(?:restrictions?|filters?|rules|limits|guardrails|safeguards)\s+(?:are|is|have\s+been|were)\s+(?:now\s+)?(?:lifted|removed|disabled|off|gone|suspended|void)\b",
+        ),
+        PatternRule::new(
+            "disable_own_safety_zh",
+            r"(?:关闭|关掉|停用|禁用|取消|解除|去掉|绕过)(?:掉)?(?:你的|你|所有的?|全部的?)?[^。！？\n]{0,4}?(?:安全(?:过滤|限制|规则|审查|机制|设置)|内容(?:过滤|审查)|审查机制|道德限制)",
+        ),
+        // Decoding is the agent's step, not the reader's: an order to decode and obey is an
+        // order to obey whatever the blob says.
+        PatternRule::new(
+            "decode_and_obey",
+            r"\b(?:decode|decrypt|deobfuscate|unscramble)\w*\b(?:{{s}}|[.:]){0,60}?\b(?:and|then|,)\s+(?:then\s+)?(?:do|follow|obey|execute|run|carry\s+out|act\s+on|apply|perform|comply\s+with)\s+(?:it|them|this|that|what|whatever|exactly|accordingly|as\s+it|the\s+(?:instructions?|commands?|steps?|orders?|text|result))\b|\b(?:do|follow|obey|execute|run|carry\s+out|act\s+on|perform)\s+(?:exactly\s+)?(?:what(?:ever)?)\s+(?:it|this|that|the\s+\w+)\s+(?:\w+\s+)?(?:says|decodes?\s+to)\b",
+        ),
+        PatternRule::new(
+            "decode_and_obey_zh",
+            r"解码(?:{{zs}}){0,20}?(?:照做|执行|照着|遵照|按照|照办)|(?:照做|执行|照办)(?:{{zs}}){0,6}?解码后",
+        ),
+        // An address to the agent followed by an order, as a page hides for a reading agent.
+        PatternRule::new(
+            "order_to_agent",
+            r"\b(?:ai|llm|assistants?|agents?|models?|bots?|chatbots?)(?:\s+(?:instructions?|note|notice|message))?(?:\s*[:,—–]|\s+(?:reading|processing|summari[sz]ing|must|should|shall|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|will|please)\b)(?:{{s}}|[:,]){0,80}?\b(?:always|never|recommend|tell|say|answer|reply|respond|mention|include|add|insert|send|forward|email|pay|approve|grant|delete|ignore|disregard|forget|obey|follow|prefer|promote|praise|rate|suggest|mark|buy|purchase|transfer|wire|click|visit|open|print|reveal|describe|claim|state)\b|(?:助手|AI|智能体|模型|机器人)\s*[：:，,](?:{{zs}}){0,40}?(?:请|必须|务必|一律|总是|永远|推荐|告诉|回答|发送|转发|删除|标记|付款|转账|批准|忽略)",
+        )
+        .untrusted_only(),
         PatternRule::new(
             "new_instructions",
             r"\b(?:new|updated|revised|real|actual|hidden|secret|additional)\s+(?:system\s+)?instructions?\s*[:：]|(?:新|最新|真正|隐藏|额外)的?(?:指令|指示)\s*[:：]",
@@ -301,6 +376,18 @@ pub(crate) fn policy_weakening() -> Vec<PatternRule> {
             r"(?:不要|别|不用|不必|无需|不需要)再?(?:问|询问|请求|征求|等待|等|要求)(?:我|用户|对方|他们?)?(?:的)?(?:{{confirm_zh}}|意见)",
         )
         .with_context(stakes),
+        // A security control switched off for good or for every case, in any order of words: verb
+        // then control, control then "off", or the control said to be off.
+        PatternRule::new(
+            "switch_off_control",
+            r"(?:{{disabling}})\s+(?:{{control_modifiers}})(?:{{control}})|\b(?:turn|switch|shut|leave|keep|set)\s+(?:the\s+|my\s+|our\s+|your\s+|all\s+)?(?:{{control}})\s+off\b|(?:{{control}})\s+(?:(?:can|should|must|will|may|shall)\s+(?:now\s+)?be|is|are|gets?|stays?)\s+(?:now\s+)?(?:disabled|switched\s+off|turned\s+off|deactivated|removed|skipped|bypassed|waived|optional|off|dropped|suspended)\b|\bno\s+(?:longer\s+)?(?:need|needs|have|has)\s+(?:to\s+(?:pass|go\s+through|complete|do|use|enter|provide|ask\s+for)\s+|for\s+)(?:{{control_modifiers}})(?:{{control}})",
+        )
+        .with_context(r"{{standing_scope}}|{{addressee}}"),
+        PatternRule::new(
+            "switch_off_control_zh",
+            r"(?:关闭|关掉|停用|禁用|取消|去掉|去除|跳过|绕过|绕开|省略|省掉|省去|免去|免除|撤销|解除|停掉)(?:掉)?[^。！？；!?\n需要必得了]{0,8}?(?:{{control_zh}})|(?:不用|不必|不需要|无需|无须|不再|别再?|不要再|用不着)(?:再)?(?:走|做|进行|经过|使用|用|开启|去)?(?:{{control_zh}}|核对|核实|确认|验证|审批|审核|复核|校验)|(?:{{control_zh}})(?:{{zs}}){0,8}?(?:关闭|关掉|停用|禁用|取消|去掉|停掉|撤销|免去|省略|跳过)",
+        )
+        .with_context(r"{{standing_scope_zh}}|{{addressee}}"),
         PatternRule::new(
             "blanket_preapproval_zh",
             r"(?:默认|自动|提前|预先)(?:同意|批准|确认|通过|授权)|(?:已经?|早已)(?:同意|批准|授权)了?(?:所有|全部|一切|任何|以后的?)",

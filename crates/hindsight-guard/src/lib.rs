@@ -16,9 +16,11 @@ mod defaults;
 mod error;
 mod normalize;
 mod pattern_rule;
+mod reveal;
 mod rule;
 mod screener;
 mod screening;
+mod sequence;
 mod signer;
 mod trust;
 
@@ -28,6 +30,7 @@ pub use error::{GuardError, IntegrityError};
 pub use pattern_rule::PatternRule;
 pub use screener::Screener;
 pub use screening::{Category, Flag, Screening};
+pub use sequence::{RecentWrites, SequenceScreening, SplitWrite, WriteKey};
 pub use signer::RecordSigner;
 pub use trust::{Tier, TierSetting, Trust, TrustTiers};
 

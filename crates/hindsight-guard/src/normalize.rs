@@ -16,19 +16,27 @@ pub(crate) fn is_invisible(c: char) -> bool {
     )
 }
 
-/// The text patterns are matched against: invisible characters removed and full-width Latin
+/// Control characters other than line breaks and tabs: no natural-language memory needs them, and
+/// a NUL between the letters of a word ("i\0g\0n\0o\0r\0e") hides it from every pattern just as a
+/// zero-width space does. Escape (terminal colours in tool output) is left alone.
+pub(crate) fn is_hiding_control(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{1b}'))
+        || matches!(c, '\u{80}'..='\u{9f}')
+}
+
+/// The text patterns are matched against: invisible and control characters removed and full-width Latin
 /// letters, digits and `＠` folded to ASCII, so "ＳＹＳＴＥＭ" or "ig\u{200B}nore" read as written.
 /// Full-width punctuation is kept: Chinese patterns rely on "：" and "。".
 pub(crate) fn normalise(text: &str) -> Cow<'_, str> {
     let needs_work = text
         .chars()
-        .any(|c| is_invisible(c) || fold_full_width(c).is_some());
+        .any(|c| is_invisible(c) || is_hiding_control(c) || fold_full_width(c).is_some());
     if !needs_work {
         return Cow::Borrowed(text);
     }
     Cow::Owned(
         text.chars()
-            .filter(|&c| !is_invisible(c))
+            .filter(|&c| !is_invisible(c) && !is_hiding_control(c))
             .map(|c| fold_full_width(c).unwrap_or(c))
             .collect(),
     )
@@ -64,7 +72,7 @@ pub(crate) fn excerpt(matched: &str, max_chars: usize) -> String {
             count += 1;
             pending_space = false;
         }
-        if is_invisible(c) {
+        if is_invisible(c) || is_hiding_control(c) {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else if c == '"' {
             out.push('\'');
@@ -90,6 +98,7 @@ mod tests {
         assert_eq!(normalise("dis\u{200B}regard"), "disregard");
         assert_eq!(normalise("ＳＹＳＴＥＭ：ｈｉ１"), "SYSTEM：hi1");
         assert_eq!(normalise("a＠b.example"), "a@b.example");
+        assert_eq!(normalise("i\0g\u{7f}n\u{85}ore\ttab"), "ignore\ttab");
         assert!(matches!(normalise("plain text"), Cow::Borrowed(_)));
     }
 

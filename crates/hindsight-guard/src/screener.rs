@@ -8,6 +8,7 @@ use crate::defaults;
 use crate::error::GuardError;
 use crate::normalize::{excerpt, normalise};
 use crate::pattern_rule::PatternRule;
+use crate::reveal::{self, View};
 use crate::rule::{compile_regex, term_regex, CompiledRule, Fragments};
 use crate::screening::{Category, Flag, Screening};
 use crate::trust::{Trust, TrustTiers};
@@ -31,6 +32,9 @@ const RULE_SET_SIZE_LIMIT: usize = 256 << 20;
 /// A set's lazy DFA cache. The default (2 MiB, as for each rule's own regex) fills on ordinary
 /// texts, and the engine then falls back to a far slower one.
 const RULE_SET_DFA_BYTES: usize = 8 << 20;
+
+/// What a flag found across two writes says it was found in.
+pub(crate) const JOINED_WRITES: &str = "two consecutive writes of one source joined";
 
 /// The compiled form of a [`GuardConfig`]. Compile once and share: screening is read-only.
 #[derive(Debug, Clone)]
@@ -136,16 +140,153 @@ impl Screener {
     }
 
     /// Screens a text as trusted or untrusted content, for callers that have no provenance at hand.
+    ///
+    /// Besides the text as written (and normalised), every other reading of it is screened: what
+    /// an encoding hides and what markup keeps out of sight (see `reveal`). A flag found only in
+    /// such a reading says where; text in hidden markup is screened as untrusted content.
     pub fn screen_with_trust(&self, content: &str, untrusted: bool) -> Screening {
+        self.screen_content(content, untrusted, true)
+    }
+
+    fn screen_content(&self, content: &str, untrusted: bool, allow_prefilter: bool) -> Screening {
         let normalised = normalise(content);
         let texts: &[&str] = if normalised == content {
             &[content]
         } else {
             &[&normalised, content]
         };
-        let prefilter =
-            !self.rule_sets.is_empty() && texts.iter().all(|t| t.len() <= MAX_PREFILTERED_BYTES);
-        self.screen_texts(texts, &normalised, untrusted, prefilter)
+        let prefilter = allow_prefilter
+            && !self.rule_sets.is_empty()
+            && texts.iter().all(|t| t.len() <= MAX_PREFILTERED_BYTES);
+        let mut screening = self.screen_texts(texts, &normalised, untrusted, prefilter);
+        let views = reveal::views(content, &normalised);
+        if !views.is_empty() {
+            self.add_views(&mut screening, &views, untrusted, allow_prefilter);
+        }
+        screening
+    }
+
+    /// Adds what the other readings of a text show that the text itself did not.
+    fn add_views(
+        &self,
+        screening: &mut Screening,
+        views: &[View],
+        untrusted: bool,
+        allow_prefilter: bool,
+    ) {
+        for view in views {
+            let texts: &[&str] = &[&view.text];
+            let prefilter = allow_prefilter
+                && !self.rule_sets.is_empty()
+                && view.text.len() <= MAX_PREFILTERED_BYTES;
+            let untrusted = untrusted || view.source.is_hidden();
+            let found = self.screen_texts(texts, &view.text, untrusted, prefilter);
+            for mut flag in found.flags {
+                if screening
+                    .flags
+                    .iter()
+                    .any(|f| f.category == flag.category && f.rule == flag.rule)
+                {
+                    continue;
+                }
+                flag.found_in = Some(view.source.describe().to_string());
+                screening.flags.push(flag);
+            }
+            for topic in found.sensitive_topics {
+                if !screening.sensitive_topics.contains(&topic) {
+                    screening.sensitive_topics.push(topic);
+                }
+            }
+        }
+        self.sort_flags(&mut screening.flags);
+        screening.sensitive_topics.sort();
+    }
+
+    /// Flags in rule order, which is category order and then configuration order.
+    fn sort_flags(&self, flags: &mut [Flag]) {
+        flags.sort_by_key(|flag| {
+            self.rules
+                .iter()
+                .position(|(category, rule)| *category == flag.category && rule.name == flag.rule)
+        });
+    }
+
+    /// Screens two consecutive texts of one source as one, for an instruction split between
+    /// them. Only matches that start in `previous` and end in `current` count: a rule that fires
+    /// inside one of them alone is that text's own business, and a context found in one half
+    /// does not make the other half suspicious.
+    pub fn screen_joined(&self, previous: &str, current: &str, untrusted: bool) -> Screening {
+        let normalised = (normalise(previous), normalise(current));
+        let mut pairs = vec![(previous, current)];
+        if normalised.0 != previous || normalised.1 != current {
+            pairs.push((&normalised.0, &normalised.1));
+        }
+        // A word may be cut in two ("ign" + "ore"), or the halves may simply lack the space between.
+        let separators: &[&str] = if previous.ends_with(char::is_whitespace)
+            || current.starts_with(char::is_whitespace)
+        {
+            &[""]
+        } else {
+            &[" ", ""]
+        };
+        let mut flags: Vec<Flag> = vec![];
+        let mut topics_text = String::new();
+        for (first, second) in pairs {
+            for separator in separators {
+                let joined = format!("{first}{separator}{second}");
+                let (end_of_first, start_of_second) = (first.len(), first.len() + separator.len());
+                for (category, rule) in &self.rules {
+                    if (!untrusted && rule.untrusted_only)
+                        || flags
+                            .iter()
+                            .any(|f| f.category == *category && f.rule == rule.name)
+                    {
+                        continue;
+                    }
+                    if let Some(matched) =
+                        self.straddling_hit(rule, &joined, end_of_first, start_of_second)
+                    {
+                        let mut flag = self.flag(*category, rule, matched);
+                        flag.found_in = Some(JOINED_WRITES.to_string());
+                        flags.push(flag);
+                    }
+                }
+                topics_text = joined;
+            }
+        }
+        self.sort_flags(&mut flags);
+        Screening {
+            sensitive_topics: if flags.is_empty() {
+                vec![]
+            } else {
+                self.topics_in(&topics_text)
+            },
+            flags,
+        }
+    }
+
+    /// The first match of `rule` in `text` that begins before `end_of_first` and ends after
+    /// `start_of_second`, neither negated nor excused.
+    fn straddling_hit<'t>(
+        &self,
+        rule: &CompiledRule,
+        text: &'t str,
+        end_of_first: usize,
+        start_of_second: usize,
+    ) -> Option<&'t str> {
+        if let Some(context) = &rule.context {
+            if !context.is_match(text) {
+                return None;
+            }
+        }
+        rule.pattern
+            .find_iter(text)
+            .filter(|m| m.start() < end_of_first && m.end() > start_of_second)
+            .find(|m| {
+                !self.negated(text, m.start())
+                    && !rule.unless.as_ref().is_some_and(|u| u.is_match(m.as_str()))
+            })
+            .map(|m| m.as_str())
     }
 
     /// Screens the normalised and raw text. With `prefilter`, the rule sets first tell which
@@ -202,6 +343,7 @@ impl Screener {
             category,
             rule: rule.name.clone(),
             excerpt: excerpt(matched, self.excerpt_chars),
+            found_in: None,
         }
     }
 
@@ -770,10 +912,11 @@ mod tests {
                     flagged += usize::from(plain.is_flagged());
                 }
             }
-            if text.len() <= MAX_PREFILTERED_BYTES {
+            for screener in &screeners {
                 assert_eq!(
-                    screener().screen_with_trust(&text, true),
-                    screener().screen_texts(texts, &normalised, true, false)
+                    screener.screen_with_trust(&text, true),
+                    screener.screen_content(&text, true, false),
+                    "{text:?}"
                 );
             }
         }

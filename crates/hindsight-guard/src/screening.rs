@@ -41,6 +41,10 @@ pub struct Flag {
     pub rule: String,
     /// The matched text, one line and bounded in length.
     pub excerpt: String,
+    /// Where the matched text was found when not in the text as written: "base64-decoded text",
+    /// "an HTML comment", "two consecutive writes of one source joined".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_in: Option<String>,
 }
 
 /// The verdict on one text. Flags mean "quarantine"; sensitive topics alone do not (the caller
@@ -67,10 +71,14 @@ impl Screening {
     }
 
     /// A one-line reason for `Status::Quarantined`, e.g. `injection: "ignore previous
-    /// instructions"`, naming the first flag and counting the rest.
+    /// instructions"` or `injection: "ignore previous instructions" (in base64-decoded text)`,
+    /// naming the first flag and counting the rest.
     pub fn quarantine_reason(&self) -> Option<String> {
         let first = self.flags.first()?;
         let mut reason = format!("{}: \"{}\"", first.category, first.excerpt);
+        if let Some(found_in) = &first.found_in {
+            reason.push_str(&format!(" (in {found_in})"));
+        }
         if self.flags.len() > 1 {
             reason.push_str(&format!(" (+{} more)", self.flags.len() - 1));
         }
@@ -87,6 +95,7 @@ mod tests {
             category,
             rule: "r".into(),
             excerpt: excerpt.into(),
+            found_in: None,
         }
     }
 
@@ -108,6 +117,11 @@ mod tests {
         );
         assert!(s.has(Category::PolicyWeakening));
         assert!(!s.has(Category::Exfiltration));
+        s.flags[0].found_in = Some("an HTML comment".into());
+        assert_eq!(
+            s.quarantine_reason().unwrap(),
+            "injection: \"disregard prior rules\" (in an HTML comment) (+1 more)"
+        );
     }
 
     #[test]
