@@ -37,10 +37,9 @@ pub enum TransportAuth {
     /// Anyone who can reach the port (a node with auth off, on a trusted network).
     #[default]
     Open,
-    /// Callers must present this shared secret.
+    /// Callers must present this shared secret. A client certificate never stands in for it:
+    /// with mutual TLS the same CA may sign ordinary API clients, which must not become peers.
     Secret(String),
-    /// The TLS layer already required a client certificate from the cluster's CA.
-    MutualTls,
     /// Every call is refused, with this reason: auth is on but nothing authenticates peers.
     Refused(String),
 }
@@ -174,11 +173,10 @@ impl RaftTransportService {
         match self.leader()? {
             Leader::This => {
                 if request.key_check != self.key_check() {
+                    // The check strings stay out of the answer: they fingerprint the cluster's key.
                     return Err(ClusterError::InvalidArgument(format!(
-                        "node {} signs records with another key than this cluster (key check {:?}, the cluster's {:?}): give every node the same record key or cluster secret",
-                        request.node_id,
-                        request.key_check,
-                        self.key_check()
+                        "node {} signs records with another key than this cluster: give every node the same record key or cluster secret",
+                        request.node_id
                     )));
                 }
                 let _serial = self.inner.membership.lock().await;
@@ -380,7 +378,7 @@ impl TransportAuth {
     /// Refuses a call from outside the cluster.
     pub(crate) fn admit<T>(&self, request: &Request<T>) -> Result<(), Status> {
         match self {
-            TransportAuth::Open | TransportAuth::MutualTls => Ok(()),
+            TransportAuth::Open => Ok(()),
             TransportAuth::Refused(why) => Err(Status::permission_denied(why.clone())),
             TransportAuth::Secret(secret) => {
                 let given = request

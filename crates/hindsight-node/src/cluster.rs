@@ -30,13 +30,15 @@ pub(crate) fn peers(config: &NodeConfig) -> Result<(Peers, TransportAuth), NodeE
     } else {
         None
     };
+    // Peers prove membership with the cluster secret alone. A client certificate is not enough,
+    // even from the cluster's CA: `tls.client_ca_file` also signs the API's clients, and a
+    // tenant's certificate must never be able to propose Raft entries.
     let mutual_tls = config.tls.enabled() && !config.tls.client_ca_file.is_empty();
-    let auth = match (&secret, config.auth.enabled, mutual_tls) {
-        (Some(secret), _, _) => TransportAuth::Secret(secret.clone()),
-        (None, _, true) => TransportAuth::MutualTls,
-        (None, false, false) => TransportAuth::Open,
-        (None, true, false) => TransportAuth::Refused(
-            "authentication is on, and node-to-node calls are authenticated by cluster.secret or mutual TLS (tls.client_ca_file): this node has neither, so it refuses them".into(),
+    let auth = match (&secret, config.auth.enabled || mutual_tls) {
+        (Some(secret), _) => TransportAuth::Secret(secret.clone()),
+        (None, false) => TransportAuth::Open,
+        (None, true) => TransportAuth::Refused(
+            "node-to-node calls are authenticated by cluster.secret ($HINDSIGHT_CLUSTER_SECRET), which this node does not have: it refuses them".into(),
         ),
     };
     if matches!(auth, TransportAuth::Open) && !config.cluster.seeds().is_empty() {

@@ -64,8 +64,9 @@ pub struct ClusterSection {
     /// Start a one-member cluster on a fresh data directory when `join` is empty. Off: the node
     /// waits until `hindsight init` or `hindsight join` tells it what to do.
     pub bootstrap: bool,
-    /// Shared secret every node-to-node call carries. With `auth.enabled`, node-to-node calls
-    /// need this or mutual TLS (`tls.client_ca_file`); without either they are all refused.
+    /// Shared secret every node-to-node call carries. With `auth.enabled` or mutual TLS,
+    /// node-to-node calls need it (a client certificate alone never admits a peer): a node
+    /// without it refuses them, and one set to join a cluster refuses to start.
     pub secret: String,
     /// CA certificate (PEM) the peers' certificates chain to, when TLS is on; empty means
     /// `tls.client_ca_file`. This node presents `tls.cert_file` to its peers.
@@ -502,6 +503,11 @@ impl NodeConfig {
                 return bad(format!("cluster.join: {seed:?} is not HOST:PORT"));
             }
         }
+        let peers_authenticated = self.auth.enabled || !self.tls.client_ca_file.is_empty();
+        if peers_authenticated && self.cluster.secret.is_empty() && !self.cluster.seeds().is_empty()
+        {
+            return bad("cluster.join is set with authentication or mutual TLS on, but cluster.secret ($HINDSIGHT_CLUSTER_SECRET) is empty: peers authenticate with that secret, never with a client certificate alone".into());
+        }
         if self.tls.enabled()
             && self.cluster_ca_file().is_empty()
             && !self.cluster.seeds().is_empty()
@@ -615,6 +621,26 @@ mod tests {
             "localhost".to_string(),
         )];
         assert!(NodeConfig::load(None, bad_addr).is_err());
+    }
+
+    #[test]
+    fn a_node_joining_with_auth_or_mutual_tls_needs_the_cluster_secret() {
+        let mut config = NodeConfig::default();
+        config.cluster.join = "10.0.0.1:7400".into();
+        config.auth.enabled = true;
+        let refused = config.validate().unwrap_err().to_string();
+        assert!(refused.contains("cluster.secret"), "{refused}");
+        config.cluster.secret = "s".repeat(32);
+        config.validate().unwrap();
+        let (_, auth) = crate::cluster::peers(&config).unwrap();
+        assert!(matches!(auth, hindsight_cluster::TransportAuth::Secret(_)));
+        config.cluster.secret.clear();
+        config.cluster.join.clear();
+        let (_, auth) = crate::cluster::peers(&config).unwrap();
+        assert!(
+            matches!(auth, hindsight_cluster::TransportAuth::Refused(ref why) if why.contains("cluster.secret")),
+            "{auth:?}"
+        );
     }
 
     #[test]
