@@ -45,8 +45,11 @@ impl Timestamp {
             .to_rfc3339_opts(SecondsFormat::Millis, true)
     }
 
+    /// `secs` later, saturating at the end of representable time: a duration too large for
+    /// `i64` must never wrap round into the past.
     pub fn plus_secs(self, secs: u64) -> Self {
-        Timestamp(self.0.saturating_add((secs as i64).saturating_mul(1000)))
+        let millis = i64::try_from(secs).unwrap_or(i64::MAX).saturating_mul(1000);
+        Timestamp(self.0.saturating_add(millis))
     }
 
     pub fn days_since(self, earlier: Timestamp) -> f64 {
@@ -69,6 +72,15 @@ impl fmt::Debug for Timestamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_duration_saturates_instead_of_wrapping_into_the_past() {
+        let t = Timestamp::parse_rfc3339("2026-03-04T10:00:00Z").unwrap();
+        for secs in [1u64 << 63, u64::MAX, 9_300_000_000_000_000] {
+            assert!(t.plus_secs(secs) > t, "{secs}");
+        }
+        assert_eq!(t.plus_secs(60).millis(), t.millis() + 60_000);
+    }
 
     #[test]
     fn parses_and_formats_rfc3339() {

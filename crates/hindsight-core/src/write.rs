@@ -75,13 +75,19 @@ impl WriteRequest {
                 }
             }
         }
-        if self.ttl_secs == Some(0) {
+        if let Some(ttl) = self.ttl_secs.filter(|t| !(1..=MAX_TTL_SECS).contains(t)) {
             return Err(ValidationError::OutOfRange {
                 field: "ttl_seconds",
-                value: "0".into(),
+                value: ttl.to_string(),
                 min: "1".into(),
-                max: "unbounded (omit for no expiry)".into(),
+                max: format!("{MAX_TTL_SECS} (100 years; omit for no expiry)"),
             });
+        }
+        if let Some(c) = self.content.chars().find(|c| is_forbidden_control(*c)) {
+            return Err(ValidationError::Invalid(format!(
+                "content holds the control character U+{:04X}: only tab, line feed and carriage return are allowed",
+                c as u32
+            )));
         }
         if self.subtype.is_some() && self.kind != Kind::Semantic {
             return Err(ValidationError::Invalid(format!(
@@ -116,6 +122,16 @@ impl WriteRequest {
         }
         Ok(())
     }
+}
+
+/// The longest time to live a write may ask for. Longer would mean "never", which is what
+/// leaving it out says; a bound keeps every expiry within the range times are computed in.
+pub const MAX_TTL_SECS: u64 = 100 * 365 * 24 * 3600;
+
+/// Control characters no text a person or an agent writes needs, and that hide content from
+/// whoever reads it (NUL ends strings in C tools and logs; escapes rewrite a terminal).
+fn is_forbidden_control(c: char) -> bool {
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r')
 }
 
 pub(crate) fn check_count(
@@ -250,5 +266,31 @@ mod tests {
         r.kind = Kind::Episodic;
         r.subtype = Some(Subtype::Fact);
         assert!(r.validate(&limits).is_err());
+    }
+
+    #[test]
+    fn a_time_to_live_beyond_a_century_is_refused_rather_than_wrapped() {
+        let limits = Limits::default();
+        for ttl in [MAX_TTL_SECS + 1, 1 << 63, u64::MAX] {
+            let mut r = request("x");
+            r.ttl_secs = Some(ttl);
+            let err = r.validate(&limits).unwrap_err().to_string();
+            assert!(err.contains("ttl_seconds"), "{err}");
+        }
+        let mut r = request("x");
+        r.ttl_secs = Some(MAX_TTL_SECS);
+        r.validate(&limits).unwrap();
+    }
+
+    #[test]
+    fn control_characters_other_than_line_breaks_and_tabs_are_refused() {
+        let limits = Limits::default();
+        for content in ["before\0after", "bell\u{7}", "esc\u{1b}[2J", "c1\u{85}x"] {
+            let err = request(content).validate(&limits).unwrap_err().to_string();
+            assert!(err.contains("control character"), "{content:?}: {err}");
+        }
+        request("line one\nline two\twith a tab\r\n")
+            .validate(&limits)
+            .unwrap();
     }
 }
