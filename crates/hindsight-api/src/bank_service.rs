@@ -1,5 +1,5 @@
 use hindsight_core::{BankName, MemoryId};
-use hindsight_node::transfer::DEFAULT_PAGE;
+use hindsight_node::transfer::{ImportOptions, DEFAULT_PAGE};
 use hindsight_node::Node;
 use tonic::{Request, Response, Status};
 
@@ -208,7 +208,13 @@ impl BankService for BankApi {
         require(&caller, Right::Admin, &name)?;
         let report = self
             .node
-            .import_bank(&request.lines, &name)
+            .import_bank(
+                &request.lines,
+                &name,
+                ImportOptions {
+                    resign: request.resign,
+                },
+            )
             .await
             .map_err(from_node)?;
         Ok(Response::new(pb::ImportBankResponse {

@@ -249,6 +249,20 @@ impl HindsightClient {
 
     /// Soft forget archives; hard forget deletes the record and everything derived from it.
     /// An empty reason leaves the server's default in the history. Returns the ids that changed.
+    /// Releases quarantined memory `id` (admin on its bank); `reason` goes in its history.
+    pub async fn release_quarantine(
+        &self,
+        id: MemoryId,
+        reason: &str,
+    ) -> Result<Memory, ClientError> {
+        let request = pb::ReleaseQuarantineRequest {
+            id: id.to_string(),
+            reason: reason.to_string(),
+        };
+        let response = self.answer(self.memory.clone().release_quarantine(request).await)?;
+        read(missing(response.memory, "memory")?)
+    }
+
     pub async fn forget(
         &self,
         id: MemoryId,
@@ -431,10 +445,12 @@ impl HindsightClient {
         &self,
         name: &BankName,
         lines: Vec<String>,
+        resign: bool,
     ) -> Result<(u64, u64), ClientError> {
         let request = pb::ImportBankRequest {
             name: name.to_string(),
             lines,
+            resign,
         };
         let response = self.answer(self.banks.clone().import_bank(request).await)?;
         Ok((response.memories, response.conflicts))

@@ -52,7 +52,8 @@ where
         let started = Instant::now();
         let answer = self.inner.call(request);
         Box::pin(async move {
-            let (parts, body) = answer.await?.into_parts();
+            let (mut parts, body) = answer.await?.into_parts();
+            blame_undecodable_requests_on_the_caller(&mut parts.headers);
             let mut pending = call.map(|call| Pending { call, started });
             if let Some(code) = grpc_status(&parts.headers) {
                 // Trailers-only: the call is over before any body.
@@ -204,6 +205,34 @@ const CANCELLED: u16 = 1;
 const UNKNOWN: u16 = 2;
 const UNIMPLEMENTED: u16 = 12;
 const INTERNAL: u16 = 13;
+
+/// tonic answers a request body that is not the method's message (or is longer than the decode
+/// limit) with INTERNAL or OUT_OF_RANGE, which tell a caller the server failed. It is the
+/// request that is wrong: such an answer, always trailers-only, becomes INVALID_ARGUMENT with
+/// tonic's message kept.
+fn blame_undecodable_requests_on_the_caller(headers: &mut HeaderMap) {
+    const INTERNAL: u16 = 13;
+    const OUT_OF_RANGE: u16 = 11;
+    let Some(code @ (INTERNAL | OUT_OF_RANGE)) = grpc_status(headers) else {
+        return;
+    };
+    let message = headers
+        .get("grpc-message")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let undecodable = match code {
+        INTERNAL => {
+            message.starts_with("failed%20to%20decode") || message.starts_with("failed to decode")
+        }
+        _ => {
+            message.contains("decoded%20message%20length%20too%20large")
+                || message.contains("decoded message length too large")
+        }
+    };
+    if undecodable {
+        headers.insert("grpc-status", axum::http::HeaderValue::from_static("3"));
+    }
+}
 
 fn grpc_status(headers: &HeaderMap) -> Option<u16> {
     headers.get("grpc-status")?.to_str().ok()?.parse().ok()

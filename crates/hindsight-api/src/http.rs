@@ -3,10 +3,11 @@
 use std::sync::OnceLock;
 
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
+use hindsight_core::auth::Right;
 use hindsight_node::Node;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
@@ -84,9 +85,27 @@ pub fn install_metrics() {
     }
 }
 
-async fn metrics(State(node): State<Node>) -> impl IntoResponse {
+/// Whether a scrape may see the series labelled with a bank, which name every tenant's banks
+/// and their sizes: always on a node without authentication (or with
+/// `auth.public_bank_metrics`), otherwise only for a scrape carrying an admin key for every bank.
+fn shows_bank_series(node: &Node, headers: &HeaderMap) -> bool {
+    if !node.config().auth.enabled || node.config().auth.public_bank_metrics {
+        return true;
+    }
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().trim_start_matches("Bearer ").trim());
+    token.is_some()
+        && node
+            .authenticate(token)
+            .is_ok_and(|principal| principal.may_everywhere(Right::Admin))
+}
+
+async fn metrics(State(node): State<Node>, headers: HeaderMap) -> impl IntoResponse {
     match recorder() {
         Some(handle) => {
+            let bank_series = shows_bank_series(&node, &headers);
             // The node's gauges (Raft, store, banks, indexes, disk) are read at scrape time.
             if let Err(e) = tokio::task::spawn_blocking(move || node.refresh_metrics()).await {
                 tracing::warn!(error = %e, "refreshing the node's gauges failed");
@@ -94,7 +113,9 @@ async fn metrics(State(node): State<Node>) -> impl IntoResponse {
             handle.run_upkeep();
             let mut body = handle.render();
             // Series labelled with a bank are kept by the node, so that a deleted bank's go.
-            hindsight_node::render_bank_metrics(&mut body);
+            if bank_series {
+                hindsight_node::render_bank_metrics(&mut body);
+            }
             (
                 StatusCode::OK,
                 [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],

@@ -1,5 +1,7 @@
 use hindsight_core::retrieval::RetrievalQuery;
-use hindsight_core::{BankName, FeedbackOutcome, MemoryId, RecallRequest, WriteRequest};
+use hindsight_core::{
+    BankName, Consistency, FeedbackOutcome, MemoryId, RecallRequest, WriteRequest,
+};
 use hindsight_node::Node;
 use tonic::{Request, Response, Status};
 
@@ -79,6 +81,9 @@ impl MemoryService for MemoryApi {
         for item in &requests {
             require(&caller, Right::Write, &item.bank)?;
         }
+        self.node
+            .charge_batch(&caller, requests.len())
+            .map_err(from_node)?;
         let outcomes = self.node.write_batch(requests).await.map_err(from_node)?;
         Ok(Response::new(pb::WriteBatchResponse {
             outcomes: outcomes.iter().map(pb::WriteResponse::from).collect(),
@@ -150,10 +155,13 @@ impl MemoryService for MemoryApi {
             crate::convert::consistency(request.consistency.as_deref()).map_err(invalid)?;
         let memory = self
             .node
-            .get_with(id, consistency)
+            .get_unverified(id, consistency)
             .await
             .map_err(from_node)?;
+        // Rights first: a caller without them is told the record does not exist, whatever state
+        // it is in.
         require_on_memory(&caller, Right::Read, &memory.bank, &id.to_string())?;
+        self.node.verify(&memory).map_err(from_node)?;
         Ok(Response::new(pb::GetResponse {
             memory: Some((&memory).into()),
         }))
@@ -191,7 +199,11 @@ impl MemoryService for MemoryApi {
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let id: MemoryId = request.id.parse().map_err(invalid)?;
-        let memory = self.node.get(id).await.map_err(from_node)?;
+        let memory = self
+            .node
+            .get_unverified(id, Consistency::Eventual)
+            .await
+            .map_err(from_node)?;
         require_on_memory(&caller, Right::Write, &memory.bank, &request.id)?;
         let reason = request
             .reason
@@ -204,6 +216,36 @@ impl MemoryService for MemoryApi {
             .map_err(from_node)?;
         Ok(Response::new(pb::ForgetResponse {
             changed: changed.iter().map(ToString::to_string).collect(),
+        }))
+    }
+
+    async fn release_quarantine(
+        &self,
+        request: Request<pb::ReleaseQuarantineRequest>,
+    ) -> Result<Response<pb::ReleaseQuarantineResponse>, Status> {
+        forward_to_owners!(
+            self,
+            request,
+            memory_partition(&self.node, &request.get_ref().id),
+            Changes,
+            MemoryServiceClient::release_quarantine
+        );
+        let caller = principal(&self.node, &request)?;
+        let request = request.into_inner();
+        let id: MemoryId = request.id.parse().map_err(invalid)?;
+        let memory = self
+            .node
+            .get_unverified(id, Consistency::Eventual)
+            .await
+            .map_err(from_node)?;
+        require_on_memory(&caller, Right::Admin, &memory.bank, &request.id)?;
+        let released = self
+            .node
+            .release_quarantine(id, &caller.name, &request.reason)
+            .await
+            .map_err(from_node)?;
+        Ok(Response::new(pb::ReleaseQuarantineResponse {
+            memory: Some((&released).into()),
         }))
     }
 
@@ -408,8 +450,13 @@ impl MemoryService for MemoryApi {
         let recall = recall_id(&request.recall_id).map_err(invalid)?;
         let memory: MemoryId = request.memory_id.parse().map_err(invalid)?;
         let outcome: FeedbackOutcome = request.outcome.parse().map_err(invalid)?;
-        let bank = self.node.get(memory).await.map_err(from_node)?.bank;
-        require_on_memory(&caller, Right::Write, &bank, &request.memory_id)?;
+        let stored = self
+            .node
+            .get_unverified(memory, Consistency::Eventual)
+            .await
+            .map_err(from_node)?;
+        require_on_memory(&caller, Right::Write, &stored.bank, &request.memory_id)?;
+        self.node.verify(&stored).map_err(from_node)?;
         let report = self
             .node
             .feedback_as(&caller.name, recall, memory, outcome)
@@ -449,8 +496,17 @@ impl MemoryService for MemoryApi {
         let caller = principal(&self.node, &request)?;
         let recall = recall_id(&request.into_inner().recall_id).map_err(invalid)?;
         let record = self.node.recall_record(recall).map_err(from_node)?;
-        for bank in &record.request.banks {
-            require(&caller, Right::Read, bank)?;
+        // A caller who may not read every bank of the recall is answered as if there were none:
+        // a refusal would confirm that the id exists.
+        if !record
+            .request
+            .banks
+            .iter()
+            .all(|b| caller.may(Right::Read, b))
+        {
+            return Err(Status::not_found(format!(
+                "recall {recall} is not in this node's retrieval log"
+            )));
         }
         Ok(Response::new((&record).into()))
     }

@@ -192,7 +192,7 @@ async fn import(args: BankImportArgs) -> anyhow::Result<()> {
         {
             let sent = batch.len() as u64;
             let (m, c) = client
-                .import_bank_lines(&name, std::mem::take(&mut batch))
+                .import_bank_lines(&name, std::mem::take(&mut batch), args.resign)
                 .await?;
             (memories, conflicts) = (memories + m, conflicts + c);
             progress.add(sent);
@@ -203,7 +203,7 @@ async fn import(args: BankImportArgs) -> anyhow::Result<()> {
     }
     if !batch.is_empty() {
         let sent = batch.len() as u64;
-        let (m, c) = client.import_bank_lines(&name, batch).await?;
+        let (m, c) = client.import_bank_lines(&name, batch, args.resign).await?;
         (memories, conflicts) = (memories + m, conflicts + c);
         progress.add(sent);
     }

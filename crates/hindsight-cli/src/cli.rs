@@ -36,6 +36,9 @@ pub enum Command {
     Trace(IdArgs),
     /// Archive a memory, or with --hard delete it and everything derived from it.
     Forget(ForgetArgs),
+    /// Release a quarantined memory (admin on its bank): it becomes active, and the reason and
+    /// who gave it go in its history.
+    Release(ReleaseArgs),
     /// Run the hindsight review of a bank now.
     Review(ReviewArgs),
     /// Turn a finished task's trace into memories (at most five; none when nothing is worth keeping).
@@ -426,6 +429,17 @@ pub struct ForgetArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// The memory id (a ULID).
+    pub id: String,
+    /// Why the memory is safe after all; kept in its history.
+    #[arg(long)]
+    pub reason: String,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Args)]
 pub struct ReviewArgs {
     /// The bank to review.
     #[arg(long)]
@@ -529,6 +543,10 @@ pub struct BankImportArgs {
     /// a bank (to another node, or after deleting the original); it does not copy one.
     #[arg(long)]
     pub bank: Option<String>,
+    /// Sign records whose signatures this node cannot verify (changed since the export, or
+    /// exported by a node with another record key) instead of refusing the import.
+    #[arg(long)]
+    pub resign: bool,
     #[command(flatten)]
     pub client: ClientOpts,
 }

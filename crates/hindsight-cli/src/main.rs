@@ -67,6 +67,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Get(args) => records::get(args).await,
         Command::Trace(args) => records::trace(args).await,
         Command::Forget(args) => records::forget(args).await,
+        Command::Release(args) => records::release(args).await,
         Command::Review(args) => review::run(args).await,
         Command::Reflect(args) => review::reflect(args).await,
         Command::Conflicts(command) => review::conflicts(command).await,

@@ -3,7 +3,7 @@
 use hindsight_core::MemoryId;
 use serde_json::json;
 
-use crate::cli::{ForgetArgs, IdArgs};
+use crate::cli::{ForgetArgs, IdArgs, ReleaseArgs};
 use crate::json;
 use crate::output::{emit, memory_text, CONTENT_COLUMNS};
 use crate::table::{clip, Table};
@@ -62,6 +62,18 @@ pub async fn trace(args: IdArgs) -> anyhow::Result<()> {
             }
             out
         },
+    );
+    Ok(())
+}
+
+pub async fn release(args: ReleaseArgs) -> anyhow::Result<()> {
+    let id: MemoryId = args.id.parse()?;
+    let client = args.client.connect().await?;
+    let memory = client.release_quarantine(id, &args.reason).await?;
+    emit(
+        args.client.json(),
+        || json!({ "id": memory.id.to_string(), "status": memory.status.name() }),
+        || format!("{}  released ({})\n", memory.id, memory.status.name()),
     );
     Ok(())
 }

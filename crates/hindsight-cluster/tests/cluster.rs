@@ -1722,6 +1722,7 @@ async fn a_bank_lives_in_its_partition_and_requests_across_partitions_are_refuse
         .import_bank(pb::ImportBankRequest {
             name: elsewhere.clone(),
             lines: export.lines.clone(),
+            resign: false,
         })
         .await;
     assert_refused(refused, "partition 2");

@@ -122,6 +122,14 @@ pub enum Command {
     SetPlacement {
         table: PlacementTable,
     },
+    /// An admin's release of a quarantined memory: it becomes active, and its history names the
+    /// admin and the reason. Refused for a memory that is not held in quarantine.
+    ReleaseQuarantine {
+        id: MemoryId,
+        at: Timestamp,
+        principal: String,
+        reason: String,
+    },
 }
 
 /// The vectors of a write's items, carried in its log entry.
@@ -221,6 +229,9 @@ pub enum CommandOutcome {
     },
     PlacementSet {
         version: u64,
+    },
+    Released {
+        memory: Box<Memory>,
     },
 }
 

@@ -323,6 +323,22 @@ impl Memory {
         }
     }
 
+    /// Whether the record is held in quarantine: quarantined now, or quarantined once and
+    /// never released since (only a release makes a quarantined record active again). Such a
+    /// record never becomes active by any other path: not by being archived and restored, nor
+    /// by an import that says it was active.
+    pub fn held_in_quarantine(&self) -> bool {
+        matches!(self.status, Status::Quarantined { .. })
+            || self
+                .status_log
+                .iter()
+                .fold(false, |held, change| match change.status {
+                    Status::Quarantined { .. } => true,
+                    Status::Active => false,
+                    _ => held,
+                })
+    }
+
     /// The status the record had at event time `t`, or `None` if it was not yet valid then.
     pub fn status_as_of(&self, t: Timestamp) -> Option<Status> {
         if t < self.valid_from {

@@ -4,7 +4,11 @@
 
 use hindsight_core::auth::{ApiKey, Grant, Principal, Right};
 use hindsight_core::command::{Command, CommandOutcome};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
 use hindsight_core::{BankName, Timestamp, ValidationError};
+use parking_lot::Mutex;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -28,6 +32,10 @@ pub struct AuthSection {
     /// The environment variable holding the bootstrap admin key (`hs_<id>_<secret>`, any id and a
     /// secret of at least 16 characters); required when auth is on.
     pub admin_key_env: String,
+    /// Let `/metrics` show the series labelled with a bank (names and sizes of every tenant's
+    /// banks) to any scrape. Off, only a scrape with an admin key for every bank (`**=admin`)
+    /// sees them; the node-wide series are public either way.
+    pub public_bank_metrics: bool,
 }
 
 impl Default for AuthSection {
@@ -35,15 +43,62 @@ impl Default for AuthSection {
         AuthSection {
             enabled: false,
             admin_key_env: "HINDSIGHT_ADMIN_KEY".into(),
+            public_bank_metrics: false,
         }
     }
 }
+
+/// Failed attempts one key id may make in a window before it is locked for the rest of it.
+const MAX_FAILURES_PER_WINDOW: u32 = 10;
+const FAILURE_WINDOW: Duration = Duration::from_secs(60);
+/// Key ids tracked at once; past this the oldest windows are dropped, so a flood of made-up ids
+/// cannot grow the table without bound.
+const MAX_TRACKED_KEY_IDS: usize = 10_000;
+
+/// What every failed check answers: which part was wrong would tell a prober which key ids
+/// exist. The node's log keeps the reason.
+const INVALID_KEY: &str = "invalid API key";
 
 /// Checks keys against the store and the bootstrap admin key.
 pub struct Authenticator {
     enabled: bool,
     /// SHA-256 of the whole admin key.
     admin: Option<[u8; 32]>,
+    failures: FailedAttempts,
+}
+
+/// Failed attempts per key id, in fixed windows. Known and unknown ids are counted alike, so
+/// the lock itself tells nothing about which ids exist.
+#[derive(Default)]
+struct FailedAttempts {
+    by_key_id: Mutex<HashMap<String, (Instant, u32)>>,
+}
+
+impl FailedAttempts {
+    /// How long `key_id` stays locked, if it is.
+    fn locked_for(&self, key_id: &str, now: Instant) -> Option<Duration> {
+        let table = self.by_key_id.lock();
+        let (start, failures) = table.get(key_id)?;
+        let left = FAILURE_WINDOW
+            .checked_sub(now.duration_since(*start))
+            .filter(|left| !left.is_zero())?;
+        (*failures >= MAX_FAILURES_PER_WINDOW).then_some(left)
+    }
+
+    fn note_failure(&self, key_id: &str, now: Instant) {
+        let mut table = self.by_key_id.lock();
+        if table.len() >= MAX_TRACKED_KEY_IDS && !table.contains_key(key_id) {
+            table.retain(|_, (start, _)| now.duration_since(*start) < FAILURE_WINDOW);
+            if table.len() >= MAX_TRACKED_KEY_IDS {
+                table.clear();
+            }
+        }
+        let entry = table.entry(key_id.to_string()).or_insert((now, 0));
+        if now.duration_since(entry.0) >= FAILURE_WINDOW {
+            *entry = (now, 0);
+        }
+        entry.1 += 1;
+    }
 }
 
 impl Authenticator {
@@ -52,6 +107,7 @@ impl Authenticator {
             return Ok(Authenticator {
                 enabled: false,
                 admin: None,
+                failures: FailedAttempts::default(),
             });
         }
         let key = std::env::var(&section.admin_key_env).map_err(|_| {
@@ -71,6 +127,7 @@ impl Authenticator {
         Ok(Authenticator {
             enabled: true,
             admin: Some(sha256(key.as_bytes())),
+            failures: FailedAttempts::default(),
         })
     }
 
@@ -100,22 +157,33 @@ impl Authenticator {
         }
         let (id, secret) =
             split_key(token).map_err(|e| NodeError::Unauthenticated(e.to_string()))?;
-        let key = node
+        let now = Instant::now();
+        if let Some(left) = self.failures.locked_for(id, now) {
+            return Err(NodeError::ResourceExhausted(format!(
+                "too many failed attempts with API key {id}: try again in {} s",
+                left.as_secs().max(1)
+            )));
+        }
+        let refuse = |why: String| {
+            self.failures.note_failure(id, now);
+            metrics::counter!("hindsight_auth_failures_total").increment(1);
+            tracing::warn!(key_id = %id, reason = %why, "refused an API key");
+            NodeError::Unauthenticated(INVALID_KEY.into())
+        };
+        let Some(key) = node
             .metadata_reader()
             .api_key(id)
             .map_err(NodeError::internal)?
-            .ok_or_else(|| NodeError::Unauthenticated(format!("unknown API key {id}")))?;
+        else {
+            return Err(refuse("no such key".into()));
+        };
         let given = sha256(secret.as_bytes());
         let stored = hex::decode(&key.secret_sha256).unwrap_or_default();
         if !constant_time_eq(&given, &stored) {
-            return Err(NodeError::Unauthenticated(format!(
-                "wrong secret for API key {id}"
-            )));
+            return Err(refuse("wrong secret".into()));
         }
         if let Some(at) = key.revoked_at {
-            return Err(NodeError::Unauthenticated(format!(
-                "API key {id} was revoked at {at}"
-            )));
+            return Err(refuse(format!("revoked at {at}")));
         }
         Ok(Principal {
             name: key.principal,
@@ -257,5 +325,25 @@ mod tests {
         assert!(split_key("hs_ab12").is_err());
         assert!(split_key("hs__x").is_err());
         assert!(constant_time_eq(b"abc", b"abc") && !constant_time_eq(b"abc", b"abd"));
+    }
+
+    #[test]
+    fn a_key_id_with_too_many_failures_is_locked_for_the_rest_of_its_window() {
+        let failures = FailedAttempts::default();
+        let start = Instant::now();
+        for _ in 0..MAX_FAILURES_PER_WINDOW - 1 {
+            failures.note_failure("abc", start);
+        }
+        assert_eq!(failures.locked_for("abc", start), None);
+        failures.note_failure("abc", start);
+        let later = start + Duration::from_secs(20);
+        assert_eq!(
+            failures.locked_for("abc", later),
+            Some(FAILURE_WINDOW - Duration::from_secs(20))
+        );
+        assert_eq!(failures.locked_for("other", later), None);
+        assert_eq!(failures.locked_for("abc", start + FAILURE_WINDOW), None);
+        failures.note_failure("abc", start + FAILURE_WINDOW);
+        assert_eq!(failures.locked_for("abc", start + FAILURE_WINDOW), None);
     }
 }

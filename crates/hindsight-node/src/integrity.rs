@@ -107,8 +107,14 @@ fn derived_key(cluster_secret: &str) -> String {
 }
 
 /// The node's own key file, made with a random key on first start (readable by the owner only).
+/// It sits beside the records it protects, so whoever can rewrite them can re-sign them too:
+/// fine on a laptop, and said at start everywhere else.
 fn key_file(data_dir: &Path) -> Result<String, NodeError> {
     let path = data_dir.join(KEY_FILE);
+    tracing::warn!(
+        path = %path.display(),
+        "the record signing key is kept inside the data directory it protects: set $HINDSIGHT_RECORD_KEY (or cluster.secret) from a secret store for a node others use"
+    );
     if let Ok(key) = std::fs::read_to_string(&path) {
         return Ok(key);
     }

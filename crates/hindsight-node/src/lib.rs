@@ -11,6 +11,7 @@ mod bank;
 mod cluster;
 pub mod conflicts;
 mod embedding;
+mod erasure;
 pub mod guarding;
 mod homes;
 pub mod integrity;

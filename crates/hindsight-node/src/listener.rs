@@ -7,6 +7,7 @@ use hindsight_store::ApplyListener;
 use ractor::ActorRef;
 
 use crate::bank::{BankMsg, BankRegistry, SupervisorMsg};
+use crate::erasure::RecallErasure;
 
 /// Routes applied effects to the bank actors that own the affected indexes. Runs inside the state
 /// machine's apply, so it only records and sends; it never waits.
@@ -14,6 +15,8 @@ pub struct EffectRouter {
     pub registry: Arc<BankRegistry>,
     /// Set once the supervisor runs; effects before that are covered by the actors' initial load.
     pub supervisor: OnceLock<ActorRef<SupervisorMsg>>,
+    /// Removed records leave the retrieval log too.
+    pub erasure: RecallErasure,
 }
 
 impl ApplyListener for EffectRouter {
@@ -23,9 +26,13 @@ impl ApplyListener for EffectRouter {
             let bank = match effect {
                 Effect::MemoryUpserted(m) => m.bank.clone(),
                 Effect::VectorCarried { bank, .. } => bank.clone(),
-                Effect::MemoryRemoved { bank, .. } => bank.clone(),
+                Effect::MemoryRemoved { bank, id } => {
+                    self.erasure.erase_memory(*id);
+                    bank.clone()
+                }
                 Effect::BankChanged(bank) => bank.clone(),
                 Effect::BankRemoved(bank) => {
+                    self.erasure.erase_bank(bank.clone());
                     if let Some(supervisor) = self.supervisor.get() {
                         let _ = supervisor.send_message(SupervisorMsg::Stop(bank.clone()));
                     }

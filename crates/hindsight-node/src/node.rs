@@ -26,6 +26,7 @@ use crate::access::{Authenticator, IssuedKey};
 use crate::admission::WriteAdmission;
 use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
 use crate::config::NodeConfig;
+use crate::erasure::RecallErasure;
 use crate::error::NodeError;
 use crate::homes::{Home, Homes, NewIds};
 use crate::integrity::Integrity;
@@ -162,6 +163,7 @@ impl Node {
         let router = Arc::new(EffectRouter {
             registry: registry.clone(),
             supervisor: OnceLock::new(),
+            erasure: RecallErasure::start(&retrieval_log),
         });
         let store_config = StoreConfig {
             node_id: config.node.id,
@@ -352,6 +354,19 @@ impl Node {
         Ok(principal)
     }
 
+    /// Charges an API key's rate limit for the memories of a batch beyond the one request
+    /// [`Node::authenticate`] took, so that batching is no way round a tenant's limit. Callers
+    /// without a key (a node without auth, the bootstrap admin) share one bucket that guards
+    /// the node, not a tenant, and keep paying per request.
+    pub fn charge_batch(&self, principal: &Principal, memories: usize) -> Result<(), NodeError> {
+        let Some(key_id) = principal.key_id.as_deref() else {
+            return Ok(());
+        };
+        self.inner
+            .rate_limiter
+            .admit_more(key_id, memories.saturating_sub(1))
+    }
+
     /// A new API key for `principal`; the whole key is in the answer only.
     pub async fn create_api_key(
         &self,
@@ -405,6 +420,19 @@ impl Node {
         id: MemoryId,
         consistency: Consistency,
     ) -> Result<Memory, NodeError> {
+        let memory = self.get_unverified(id, consistency).await?;
+        self.verify(&memory)?;
+        Ok(memory)
+    }
+
+    /// The record as stored, before its integrity check: for callers that check the reader's
+    /// rights on its bank first, so that someone without them learns nothing, not even that a
+    /// record there failed its check. Pass it to [`Node::verify`] before showing its content.
+    pub async fn get_unverified(
+        &self,
+        id: MemoryId,
+        consistency: Consistency,
+    ) -> Result<Memory, NodeError> {
         let home = self.home_of_memory(id)?;
         if consistency == Consistency::Linearizable {
             home.store
@@ -412,17 +440,21 @@ impl Node {
                 .await
                 .map_err(|e| NodeError::Unavailable(e.to_string()))?;
         }
-        let memory = home
-            .reader()
+        home.reader()
             .memory(id)
             .map_err(NodeError::internal)?
-            .ok_or_else(|| NodeError::NotFound(format!("memory {id} not found")))?;
-        if let Integrity::Failed(why) = self.integrity(&memory) {
-            return Err(NodeError::Corrupted(format!(
-                "memory {id} failed its integrity check ({why}) and is withheld; `trace` shows it"
-            )));
+            .ok_or_else(|| NodeError::NotFound(format!("memory {id} not found")))
+    }
+
+    /// Refuses a record that fails its integrity check.
+    pub fn verify(&self, memory: &Memory) -> Result<(), NodeError> {
+        match self.integrity(memory) {
+            Integrity::Failed(why) => Err(NodeError::Corrupted(format!(
+                "memory {} failed its integrity check ({why}) and is withheld; `trace` shows it",
+                memory.id
+            ))),
+            _ => Ok(()),
         }
-        Ok(memory)
     }
 
     /// A page of `bank`'s records in id order after `after`: up to `limit` records examined,
@@ -478,8 +510,13 @@ impl Node {
         }
         let mut related = vec![];
         for other in linked {
+            // Links only ever join records of one bank; one that leads elsewhere (an imported
+            // record's crafted `derived_from`) is not followed, since the caller's rights were
+            // checked on this bank alone.
             if let Some(m) = reader.memory(other).map_err(NodeError::internal)? {
-                related.push(m);
+                if m.bank == memory.bank {
+                    related.push(m);
+                }
             }
         }
         Ok(Trace {
@@ -498,7 +535,9 @@ impl Node {
         hard: bool,
         reason: String,
     ) -> Result<Vec<MemoryId>, NodeError> {
-        let memory = self.get(id).await?;
+        // A record that fails its integrity check can still be forgotten: removing it is what
+        // an operator does with one.
+        let memory = self.get_unverified(id, Consistency::Eventual).await?;
         let reason = if reason.trim().is_empty() {
             if hard {
                 "hard delete requested"
@@ -527,6 +566,43 @@ impl Node {
         let view = self.bank_view(&memory.bank).await?;
         self.wait_indexed(view, log_index).await?;
         Ok(ids)
+    }
+
+    /// Makes quarantined memory `id` active again at an admin's word (`principal`, `reason`).
+    pub async fn release_quarantine(
+        &self,
+        id: MemoryId,
+        principal: &str,
+        reason: &str,
+    ) -> Result<Memory, NodeError> {
+        if reason.trim().is_empty() {
+            return Err(NodeError::Invalid(
+                hindsight_core::ValidationError::Invalid(
+                    "a release from quarantine needs a reason: it is kept in the memory's history"
+                        .into(),
+                ),
+            ));
+        }
+        let memory = self.get_unverified(id, Consistency::Eventual).await?;
+        let (log_index, outcome) = self
+            .propose_for_bank(
+                &memory.bank,
+                Command::ReleaseQuarantine {
+                    id,
+                    at: Timestamp::now(),
+                    principal: principal.to_string(),
+                    reason: reason.trim().to_string(),
+                },
+            )
+            .await?;
+        let released = match outcome {
+            CommandOutcome::Released { memory } => *memory,
+            other => return Err(outcome_error(other)),
+        };
+        let view = self.bank_view(&memory.bank).await?;
+        self.wait_indexed(view, log_index).await?;
+        tracing::warn!(%id, bank = %memory.bank, %principal, "memory released from quarantine");
+        Ok(released)
     }
 
     pub async fn review(

@@ -56,7 +56,18 @@ impl RateLimiter {
         self.admit_at(key, Instant::now())
     }
 
+    /// Takes `requests` more from `key`'s bucket: a batch of n memories costs what n writes
+    /// do, so batching is no way round the limit. A batch larger than the burst costs the whole
+    /// burst (it could never be admitted otherwise).
+    pub fn admit_more(&self, key: &str, requests: usize) -> Result<(), NodeError> {
+        self.take_at(key, requests as f64, Instant::now())
+    }
+
     fn admit_at(&self, key: &str, now: Instant) -> Result<(), NodeError> {
+        self.take_at(key, 1.0, now)
+    }
+
+    fn take_at(&self, key: &str, cost: f64, now: Instant) -> Result<(), NodeError> {
         let RateLimitSection {
             per_key_per_sec: rate,
             burst,
@@ -66,6 +77,10 @@ impl RateLimiter {
             return Ok(());
         }
         let burst = burst.max(1.0);
+        let cost = cost.min(burst);
+        if cost <= 0.0 {
+            return Ok(());
+        }
         let mut buckets = self.buckets.lock();
         let bucket = buckets.entry(key.to_string()).or_insert(Bucket {
             tokens: burst,
@@ -74,11 +89,11 @@ impl RateLimiter {
         let elapsed = now.saturating_duration_since(bucket.at).as_secs_f64();
         bucket.tokens = (bucket.tokens + elapsed * rate).min(burst);
         bucket.at = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
+        if bucket.tokens >= cost {
+            bucket.tokens -= cost;
             return Ok(());
         }
-        let wait_ms = ((1.0 - bucket.tokens) / rate * 1000.0).ceil() as u64;
+        let wait_ms = ((cost - bucket.tokens) / rate * 1000.0).ceil() as u64;
         metrics::counter!("hindsight_rate_limited_total").increment(1);
         Err(NodeError::ResourceExhausted(format!(
             "rate limit of {rate} requests/s (burst {burst}) for key {key} exceeded; retry in {wait_ms} ms"
@@ -91,6 +106,22 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn a_batch_costs_one_token_a_memory_up_to_the_burst() {
+        let limiter = RateLimiter::new(RateLimitSection {
+            per_key_per_sec: 10.0,
+            burst: 20.0,
+            max_pending_writes: 0,
+        });
+        let t = Instant::now();
+        limiter.take_at("a", 15.0, t).unwrap();
+        let refused = limiter.take_at("a", 10.0, t).unwrap_err().to_string();
+        assert!(refused.contains("retry in 500 ms"), "{refused}");
+        limiter.take_at("a", 5.0, t).unwrap();
+        limiter.take_at("b", 1_000.0, t).unwrap();
+        assert!(limiter.take_at("b", 1.0, t).is_err());
+    }
 
     #[test]
     fn a_bucket_allows_its_burst_then_its_rate_and_keys_are_apart() {

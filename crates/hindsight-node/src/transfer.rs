@@ -5,13 +5,16 @@
 //! Export pages through the bank in id order (a bank of any size, in messages of bounded size);
 //! each import call is one Raft command, applied whole or not at all.
 
-use hindsight_core::history::HistoryEntry;
+use hindsight_core::history::{FieldChange, HistoryEntry, HistoryKind};
+use hindsight_core::memory::StatusChange;
 use hindsight_core::review::Conflict;
 use hindsight_core::{
-    BankConfig, BankName, Command, CommandOutcome, Memory, MemoryId, ValidationError,
+    BankConfig, BankName, Command, CommandOutcome, Memory, MemoryId, Status, Timestamp,
+    ValidationError,
 };
 use serde::{Deserialize, Serialize};
 
+use crate::integrity::Integrity;
 use crate::node::outcome_error;
 use crate::{Node, NodeError};
 
@@ -73,6 +76,15 @@ pub struct ExportPage {
     pub next: Option<MemoryId>,
 }
 
+/// How an import treats records whose signatures this node cannot verify.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Sign records that are unsigned or whose signature fails here (a tampered line, or an
+    /// export from a node with another record key) instead of refusing the import. An admin's
+    /// explicit choice: it vouches for content this node cannot vouch for.
+    pub resign: bool,
+}
+
 /// What an import call stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ImportReport {
@@ -128,12 +140,20 @@ impl Node {
     }
 
     /// Stores exported lines. A call whose lines start with the bank line creates the bank (which
-    /// must not exist); later calls add to it. The lines go into `bank` whatever bank they came from. Records
-    /// are signed again with this node's key: the export is trusted by whoever may import it.
+    /// must not exist); later calls add to it. The lines go into `bank` whatever bank they came
+    /// from.
+    ///
+    /// An import is an untrusted write path: every record's signature must verify with this
+    /// node's keys (unless `options.resign`), every record is screened by the guard as a write
+    /// is (an attack is held in quarantine whatever status its line claims), and histories,
+    /// links and conflicts may only name records of this import or of `bank` (checked when the
+    /// command applies). Verified records are then signed again for `bank`, which the
+    /// signature covers.
     pub async fn import_bank(
         &self,
         lines: &[String],
         bank: &BankName,
+        options: ImportOptions,
     ) -> Result<ImportReport, NodeError> {
         let mut config = None;
         let mut memories = vec![];
@@ -188,7 +208,12 @@ impl Node {
         if let Some(config) = &mut config {
             config.name = bank.clone();
         }
+        let now = Timestamp::now();
         for memory in &mut memories {
+            self.vouch_for_import(memory, options)?;
+            if let Some(entry) = self.screen_import(memory, now) {
+                history.push(entry);
+            }
             memory.bank = bank.clone();
             self.sign(memory);
         }
@@ -221,6 +246,63 @@ impl Node {
             }
             other => Err(outcome_error(other)),
         }
+    }
+}
+
+impl Node {
+    /// Refuses a record whose signature this node cannot verify, unless the admin asked to sign
+    /// such records anew.
+    fn vouch_for_import(&self, memory: &Memory, options: ImportOptions) -> Result<(), NodeError> {
+        let why = match self.integrity(memory) {
+            Integrity::Verified { .. } | Integrity::Off => return Ok(()),
+            Integrity::Unsigned => "it is unsigned".to_string(),
+            Integrity::Failed(why) => format!("its signature does not verify ({why})"),
+        };
+        if options.resign {
+            tracing::warn!(id = %memory.id, %why, "imported record signed anew at an admin's request");
+            return Ok(());
+        }
+        Err(NodeError::FailedPrecondition(format!(
+            "memory {}: {why}, so this node cannot tell it was not changed since it was exported (or it comes from a node with another record key); nothing was imported. An admin who trusts the file imports it with resign",
+            memory.id
+        )))
+    }
+
+    /// Screens an imported record as a write is screened. An attack is held in quarantine
+    /// (its `critical` mark dropped: an attack is no safety rule); the history entry returned
+    /// says so.
+    fn screen_import(&self, memory: &mut Memory, now: Timestamp) -> Option<HistoryEntry> {
+        let screener = self.screener()?;
+        let reason = screener
+            .screen(&memory.content, &memory.provenance)
+            .quarantine_reason()?;
+        if matches!(memory.status, Status::Quarantined { .. }) {
+            return None;
+        }
+        let status = Status::Quarantined {
+            reason: format!("screened on import: {reason}"),
+        };
+        let changes = vec![FieldChange::new("status", &memory.status, &status)];
+        memory.status = status.clone();
+        memory.critical = false;
+        memory.status_log.push(StatusChange {
+            effective_at: now,
+            status,
+            confidence: Some(memory.confidence),
+        });
+        memory.version += 1;
+        memory.updated_at = now;
+        Some(HistoryEntry {
+            memory: memory.id,
+            version: memory.version,
+            kind: HistoryKind::StatusChanged,
+            effective_at: now,
+            recorded_at: now,
+            log_index: 0,
+            actor: "import".into(),
+            reason: format!("quarantined on import: {reason}"),
+            changes,
+        })
     }
 }
 

@@ -1179,6 +1179,17 @@ mod integrity {
             .unwrap()
             .integrity
             .starts_with("verified"));
+        // Removing a tampered record is what an operator does with it; it must not be refused
+        // for failing the very check that flagged it.
+        let forgotten = node
+            .forget(tampered, true, "tampered on disk".into())
+            .await
+            .unwrap();
+        assert_eq!(forgotten, vec![tampered]);
+        assert!(matches!(
+            node.get(tampered).await,
+            Err(NodeError::NotFound(_))
+        ));
         node.shutdown().await;
     }
 }

@@ -7,9 +7,9 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use hindsight_core::retrieval::{RecallId, RetrievalQuery};
+use hindsight_core::retrieval::{LoggedHit, RecallId, RetrievalQuery};
 use hindsight_core::time::MILLIS_PER_DAY;
-use hindsight_core::{RetrievalRecord, Timestamp};
+use hindsight_core::{BankName, MemoryId, RetrievalRecord, Timestamp};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
@@ -174,6 +174,51 @@ impl RetrievalLog {
         Ok(doomed.len())
     }
 
+    /// Erases what the log keeps of `memories` (deleted for good): their content in every
+    /// record that returned them becomes empty, the rest of the record (rank, score, feedback)
+    /// stays for the audit trail. Returns how many records changed.
+    pub fn erase_memories(&self, memories: &[MemoryId]) -> Result<usize, StoreError> {
+        if memories.is_empty() {
+            return Ok(0);
+        }
+        self.erase_hits(|hit| memories.contains(&hit.memory))
+    }
+
+    /// Erases the content of every logged hit from `bank` (a bank deleted with its records).
+    pub fn erase_bank(&self, bank: &BankName) -> Result<usize, StoreError> {
+        self.erase_hits(|hit| &hit.bank == bank)
+    }
+
+    /// A scan of the whole log: deletes are rare, and the log is bounded.
+    fn erase_hits(&self, doomed: impl Fn(&LoggedHit) -> bool) -> Result<usize, StoreError> {
+        let _one_at_a_time = self.update.lock();
+        let mut changed = vec![];
+        for entry in self.db.iter() {
+            let (_, bytes) =
+                entry.map_err(|e| StoreError::storage("erasing from the retrieval log", e))?;
+            let mut record = decode(&bytes)?;
+            let mut touched = false;
+            for hit in &mut record.hits {
+                if !hit.content.is_empty() && doomed(hit) {
+                    hit.content.clear();
+                    touched = true;
+                }
+            }
+            if touched {
+                changed.push(record);
+            }
+        }
+        for record in &changed {
+            self.put(record)?;
+        }
+        if !changed.is_empty() {
+            // Erasure is a promise to the person the memory was about: on disk now, not at the
+            // next background flush.
+            self.flush()?;
+        }
+        Ok(changed.len())
+    }
+
     pub fn len(&self) -> usize {
         self.db.len()
     }
@@ -206,8 +251,7 @@ fn decode(bytes: &[u8]) -> Result<RetrievalRecord, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hindsight_core::retrieval::LoggedHit;
-    use hindsight_core::{MemoryId, RecallRequest};
+    use hindsight_core::RecallRequest;
 
     fn record(millis: i64, query: &str, bank: &str) -> RetrievalRecord {
         RetrievalRecord {
@@ -296,6 +340,32 @@ mod tests {
             content: format!("memory {memory}"),
             explain: Default::default(),
         }
+    }
+
+    #[test]
+    fn erasing_a_memory_empties_its_content_in_every_record_and_leaves_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = RetrievalLog::open(dir.path(), RetrievalRetention::default()).unwrap();
+        let mut first = record(1_800_000_000_000, "coffee", "a/x");
+        first.hits = vec![hit(1, "a/x", 0.5), hit(2, "a/x", 0.2)];
+        let mut second = record(1_800_000_000_100, "tea", "a/x");
+        second.hits = vec![hit(1, "a/x", 0.4)];
+        let mut third = record(1_800_000_000_200, "water", "a/x");
+        third.hits = vec![hit(3, "a/x", 0.4)];
+        for r in [&first, &second, &third] {
+            log.record(r).unwrap();
+        }
+        assert_eq!(log.erase_memories(&[MemoryId(1)]).unwrap(), 2);
+        let read = |r: &RetrievalRecord| log.get(r.id).unwrap().unwrap();
+        let first = read(&first);
+        assert_eq!(first.hit(MemoryId(1)).unwrap().content, "");
+        assert_eq!(first.hit(MemoryId(1)).unwrap().rank, 1);
+        assert_eq!(first.hit(MemoryId(2)).unwrap().content, "memory 2");
+        assert_eq!(read(&second).hit(MemoryId(1)).unwrap().content, "");
+        assert_eq!(read(&third).hit(MemoryId(3)).unwrap().content, "memory 3");
+        assert_eq!(log.erase_memories(&[MemoryId(1)]).unwrap(), 0);
+        assert_eq!(log.erase_bank(&"a/x".parse().unwrap()).unwrap(), 2);
+        assert_eq!(read(&third).hit(MemoryId(3)).unwrap().content, "");
     }
 
     #[test]

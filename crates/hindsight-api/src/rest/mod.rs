@@ -209,6 +209,18 @@ fn documented_routes() -> DocumentedRouter<Services> {
         )
         .route(
             "post",
+            "/v1/memories/{id}/release",
+            Operation::new(
+                MEMORIES,
+                "releaseQuarantine",
+                "Release a quarantined memory (admin on its bank; the reason goes in its history).",
+            )
+            .body::<pb::ReleaseQuarantineRequest>()
+            .answer::<pb::ReleaseQuarantineResponse>(),
+            post(release_quarantine),
+        )
+        .route(
+            "post",
             "/v1/banks/{bank}/review",
             Operation::new(REVIEW, "review", "Run the bank's review now.")
                 .body::<pb::ReviewRequest>()
@@ -561,6 +573,16 @@ async fn forget(
 ) -> Answer<pb::ForgetResponse> {
     from_path("id", &id, &mut body.id)?;
     answer(s.memory.forget(caller.request(body)).await)
+}
+
+async fn release_quarantine(
+    State(s): State<Services>,
+    caller: Caller,
+    PathArgs(id): PathArgs<String>,
+    JsonBody(mut body): JsonBody<pb::ReleaseQuarantineRequest>,
+) -> Answer<pb::ReleaseQuarantineResponse> {
+    from_path("id", &id, &mut body.id)?;
+    answer(s.memory.release_quarantine(caller.request(body)).await)
 }
 
 async fn forget_by_delete(
