@@ -7,6 +7,39 @@
 //! - [`TrustTiers`] turn provenance into an initial confidence and an influence weight.
 //! - [`RecordSigner`] signs and verifies records with HMAC-SHA256 over [`canonical_bytes`].
 //!
+//! - [`RecentWrites`] judges consecutive writes of one bank, source and principal together, for an
+//!   instruction split over two writes.
+//!
+//! # What a text is screened as
+//!
+//! The rules run on the text as written and normalised (invisible and control characters removed,
+//! full-width letters folded), then on every other reading of it, each decoded again up to three
+//! levels (`reveal.rs`):
+//!
+//! - control characters read as spaces, when a NUL or other control character stands between words;
+//! - HTML entities and percent-escapes decoded;
+//! - leetspeak read as letters (`1gn0r3` → `ignore`), leaving numbers, ordinals, amounts with a unit,
+//!   addresses and long tokens alone;
+//! - base64 (either alphabet, padding optional, line-wrapped) and hex blobs decoded, kept only when
+//!   they decode to valid UTF-8 that is mostly letters (a hash or a session id is not);
+//! - the text of HTML comments, markdown comments (`[//]: # (…)`), hidden elements (`hidden`,
+//!   `aria-hidden`, `display:none`, invisible font sizes and colours), alt text, titles and link
+//!   titles. Nobody reads those, so they are screened as untrusted content whatever the source,
+//!   and the `order_to_agent` rule flags an address to the agent followed by an order there.
+//!
+//! A flag found only in another reading names it ([`Flag::found_in`]), and so does the quarantine
+//! reason: `injection: "ignore previous instructions" (in base64-decoded text)`.
+//!
+//! Control characters are stripped for screening only; the screener never rewrites content. (The
+//! node's write requests refuse them outright; imported and stored records still reach the screen
+//! as they are.) A word broken by one (`ig\0nore`) is flagged by itself, as a word
+//! broken by a zero-width space is: no natural-language memory needs a control character inside a
+//! word. Terminal colour escapes in tool output stay unflagged.
+//!
+//! Two consecutive writes are joined with and without a space, and only a match that starts in the
+//! first and ends in the second counts, so a context word in one half never makes the other half
+//! suspicious. A write flagged alone, or as a second half, is not kept as a first half.
+//!
 //! Every word list and pattern lives in [`GuardConfig`], so a deployment or a bank can change them
 //! without a new build.
 
