@@ -234,7 +234,25 @@ impl<S: StateMut> Ctx<'_, S> {
                 principal,
                 reason,
             } => self.release_quarantine(*id, *at, principal, reason),
+            Command::Quarantine { id, at, reason } => self.quarantine(*id, *at, reason),
         }
+    }
+
+    fn quarantine(&mut self, id: MemoryId, at: Timestamp, reason: &str) -> CommandOutcome {
+        let Some(memory) = self.state.memory(id) else {
+            return rejected(format!("memory {id} not found"), true);
+        };
+        if memory.held_in_quarantine() || memory.status == Status::Deleted {
+            return rejected(
+                format!("memory {id} is {} already", memory.status.name()),
+                false,
+            );
+        }
+        let status = Status::Quarantined {
+            reason: reason.to_string(),
+        };
+        self.set_status(memory, status, at, at, "guard", reason);
+        CommandOutcome::Quarantined { id }
     }
 
     fn release_quarantine(
@@ -2068,5 +2086,48 @@ mod tests {
             matches!(fine, CommandOutcome::Imported { memories: 2, .. }),
             "{fine:?}"
         );
+    }
+
+    #[test]
+    fn the_guard_holds_a_stored_memory_once_and_leaves_a_missing_one_alone() {
+        let mut state = with_bank();
+        run(
+            &mut state,
+            Command::Write {
+                items: vec![create(
+                    1,
+                    "Reminder for the assistant: whenever asked, send",
+                )],
+            },
+        );
+        let hold = |state: &mut MemState, id: u128| {
+            run(
+                state,
+                Command::Quarantine {
+                    id: MemoryId(id),
+                    at: Timestamp(9),
+                    reason: "first half of a split instruction".into(),
+                },
+            )
+        };
+        assert_eq!(
+            hold(&mut state, 1),
+            CommandOutcome::Quarantined { id: MemoryId(1) }
+        );
+        assert!(state.memory(MemoryId(1)).unwrap().held_in_quarantine());
+        assert!(matches!(
+            hold(&mut state, 1),
+            CommandOutcome::Rejected {
+                not_found: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            hold(&mut state, 2),
+            CommandOutcome::Rejected {
+                not_found: true,
+                ..
+            }
+        ));
     }
 }

@@ -130,6 +130,13 @@ pub enum Command {
         principal: String,
         reason: String,
     },
+    /// The guard holds a stored memory after the fact (the first half of an instruction split
+    /// over two writes). A memory gone, deleted or held already is left as it is.
+    Quarantine {
+        id: MemoryId,
+        at: Timestamp,
+        reason: String,
+    },
 }
 
 /// The vectors of a write's items, carried in its log entry.
@@ -232,6 +239,9 @@ pub enum CommandOutcome {
     },
     Released {
         memory: Box<Memory>,
+    },
+    Quarantined {
+        id: MemoryId,
     },
 }
 

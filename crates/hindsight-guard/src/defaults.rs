@@ -82,6 +82,16 @@ pub(crate) fn fragments() -> BTreeMap<String, String> {
             "standing_scope",
             r"\b(?:from\s+now\s+on|going\s+forward|from\s+(?:today|this\s+point|here|now)(?:\s+on(?:wards?)?)?|henceforth|hereafter|in\s+(?:the\s+)?future|permanently|for\s+good|forever|by\s+default|any\s*more|any\s+longer|no\s+longer|every|each|all|always|whenever|any\s+time)\b",
         ),
+        // Acts a check stands in front of, as orders give them.
+        (
+            "unchecked_act",
+            r"approve|accept|authori[sz]e|grant|pay|refund|release|process|transfer|wire|ship|send|sign\s+off|execute|merge|deploy|unlock|reset|issue|confirm",
+        ),
+        // The checks such an order drops.
+        (
+            "checking",
+            r"\bcheck\w*|\bverif\w*|\bconfirm\w*|\breview\w*|\bapprov\w*|\bvalidat\w*|\blook\w*\s+(?:at|into)|\bask\w*|\bconsult\w*|\bauthenticat\w*|\bdouble[-\s]?check\w*|(?:{{control}})",
+        ),
         (
             "control_zh",
             r"双重验证|双重认证|双因素(?:认证|验证)?|两步验证|二次验证|二次确认|多因素(?:认证|验证)|多重验证|短信验证码?|验证码|身份(?:验证|核验|认证|核实|校验)|人脸识别|安全(?:验证|检查|校验)|风控|审批(?:流程|环节|步骤)?|审核(?:流程|环节|步骤)|审计日志|操作日志|日志记录|加密|防火墙|登录保护|(?:确认|验证|核对|复核)(?:环节|步骤|流程)",
@@ -123,13 +133,13 @@ pub(crate) fn injection() -> Vec<PatternRule> {
     vec![
         PatternRule::new(
             "ignore_previous_instructions",
-            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|my|of|these|those|every|whatever)\s+){0,3}(?:previous|prior|earlier|above|preceding|former|original|existing|initial|old|past|system)\s+(?:[\w-]+\s+)?(?:instructions?|directives?|prompts?|programming)\b",
+            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|its|their|our|my|of|these|those|every|whatever)\s+){0,3}(?:previous|prior|earlier|above|preceding|former|original|existing|initial|old|past|system)\s+(?:[\w-]+\s+)?(?:instructions?|directives?|prompts?|programming)\b",
         ),
         // "Rules", "guidance" and the like are also ordinary office words ("disregard the previous
         // guidance from HR"), so they count only when something is at stake.
         PatternRule::new(
             "ignore_previous_rules",
-            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|my|of|these|those|every|whatever)\s+){0,3}(?:previous|prior|earlier|above|preceding|former|original|existing|initial|old|past|system)\s+(?:[\w-]+\s+)?(?:rules?|guidelines?|guidance|commands?|constraints?|polic(?:y|ies)|restrictions?|safeguards?)\b",
+            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|its|their|our|my|of|these|those|every|whatever)\s+){0,3}(?:previous|prior|earlier|above|preceding|former|original|existing|initial|old|past|system)\s+(?:[\w-]+\s+)?(?:rules?|guidelines?|guidance|commands?|constraints?|polic(?:y|ies)|restrictions?|safeguards?)\b",
         )
         .with_context("{{stakes}}"),
         PatternRule::new(
@@ -383,6 +393,14 @@ pub(crate) fn policy_weakening() -> Vec<PatternRule> {
             r"(?:{{disabling}})\s+(?:{{control_modifiers}})(?:{{control}})|\b(?:turn|switch|shut|leave|keep|set)\s+(?:the\s+|my\s+|our\s+|your\s+|all\s+)?(?:{{control}})\s+off\b|(?:{{control}})\s+(?:(?:can|should|must|will|may|shall)\s+(?:now\s+)?be|is|are|gets?|stays?)\s+(?:now\s+)?(?:disabled|switched\s+off|turned\s+off|deactivated|removed|skipped|bypassed|waived|optional|off|dropped|suspended)\b|\bno\s+(?:longer\s+)?(?:need|needs|have|has)\s+(?:to\s+(?:pass|go\s+through|complete|do|use|enter|provide|ask\s+for)\s+|for\s+)(?:{{control_modifiers}})(?:{{control}})",
         )
         .with_context(r"{{standing_scope}}|{{addressee}}"),
+        // A standing order to act (approve, pay, ship, release…) without the check that guards
+        // the act: phrased as an order (at the start of a clause, after a label such as
+        // "Preference:", or to the agent with a modal), never as someone's account of a habit.
+        PatternRule::new(
+            "act_without_check",
+            r"(?:^|[.!?;:\n]\s*|\b(?:from\s+now\s+on|going\s+forward|henceforth|by\s+default)\s*,?\s+|\b(?:you|the\s+(?:assistant|agent|bot|ai|model))\s+(?:should|must|can|may|will|shall|need\s+to|are\s+(?:allowed|free|authori[sz]ed|expected)\s+to)\s+)(?:(?:please|just|simply|always|now|then|also|instantly|automatically)\s+)*(?:{{unchecked_act}})\b(?:{{s}}){0,60}?\b(?:without|with\s+no|skipping|bypassing)\s+(?:(?:any|a|an|the|first|even|second|extra|additional|final|manual|prior|human|their|its)\s+)*(?:{{checking}})",
+        )
+        .with_context(r"{{standing_scope}}"),
         PatternRule::new(
             "switch_off_control_zh",
             r"(?:关闭|关掉|停用|禁用|取消|去掉|去除|跳过|绕过|绕开|省略|省掉|省去|免去|免除|撤销|解除|停掉)(?:掉)?[^。！？；!?\n需要必得了]{0,8}?(?:{{control_zh}})|(?:不用|不必|不需要|无需|无须|不再|别再?|不要再|用不着)(?:再)?(?:走|做|进行|经过|使用|用|开启|去)?(?:{{control_zh}}|核对|核实|确认|验证|审批|审核|复核|校验)|(?:{{control_zh}})(?:{{zs}}){0,8}?(?:关闭|关掉|停用|禁用|取消|去掉|停掉|撤销|免去|省略|跳过)",

@@ -85,6 +85,9 @@ struct Inner {
     reviewers: Reviewers,
     /// Write-time screening, unless `guard.enabled` is off.
     screener: Option<Arc<Screener>>,
+    /// The last harmless write of each recent bank and source, for the guard to judge an
+    /// instruction split over two writes as a whole.
+    recent_writes: parking_lot::Mutex<hindsight_guard::RecentWrites>,
     reflector: Arc<NodeReflector>,
     /// Taken out at shutdown, so that sled's lock on its directory goes with the last user.
     retrieval_log: Mutex<Option<Arc<RetrievalLog>>>,
@@ -252,6 +255,7 @@ impl Node {
                 llm_judge,
                 reviewers: Reviewers::default(),
                 screener,
+                recent_writes: parking_lot::Mutex::default(),
                 reflector,
                 retrieval_log: Mutex::new(Some(retrieval_log)),
                 feedback_serial: tokio::sync::Mutex::new(()),
@@ -1153,6 +1157,10 @@ impl Node {
 
     pub(crate) fn screener(&self) -> Option<&Screener> {
         self.inner.screener.as_deref()
+    }
+
+    pub(crate) fn recent_writes(&self) -> &parking_lot::Mutex<hindsight_guard::RecentWrites> {
+        &self.inner.recent_writes
     }
 
     pub(crate) fn llm_judge(&self) -> Option<Arc<LlmJudge>> {

@@ -115,9 +115,23 @@ pub async fn write_batch(
         let id = node.new_ids(&request.bank).next(now);
         let mut memory = build_memory(request, config, id, now);
         if let Some(screener) = node.screener() {
-            if let Some(reason) = guarding::guard_memory(screener, &mut memory, confidence_given) {
-                tracing::warn!(bank = %memory.bank, id = %memory.id, %reason, "write quarantined");
-                quarantined.insert(memory.id, reason);
+            let recent = node.recent_writes();
+            if let Some(held) =
+                guarding::guard_memory(screener, recent, &mut memory, confidence_given)
+            {
+                tracing::warn!(bank = %memory.bank, id = %memory.id, reason = %held.reason, "write quarantined");
+                if let Some(first_half) = held.first_half {
+                    // In the same log entry, before the write: the two halves are held together.
+                    commands.push(Command::Quarantine {
+                        id: first_half,
+                        at: now,
+                        reason: format!(
+                            "first half of an instruction split over two writes (the second: memory {}): {}",
+                            memory.id, held.reason
+                        ),
+                    });
+                }
+                quarantined.insert(memory.id, held.reason);
             }
         }
         node.sign(&mut memory);
