@@ -1126,6 +1126,12 @@ mod integrity {
             }
         }
         db.flush().unwrap();
+        drop(db);
+        // The seal a clean stop left describes the files as they were: with it the store would
+        // take the change for a disk fault and recover the record from the log. Without it (a
+        // crash, or someone who removed it too) the store opens what it finds, and the record's
+        // signature is what catches the change.
+        let _ = std::fs::remove_file(state_dir.join("hindsight.seal"));
         changed
     }
 
