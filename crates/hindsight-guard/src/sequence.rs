@@ -136,8 +136,9 @@ impl RecentWrites {
             .entries
             .remove(key)
             .filter(|recent| now.0 >= recent.at.0 && now.0 - recent.at.0 <= self.window_ms);
-        // Joined even when this write is an attack on its own: the earlier half may carry the
-        // start of it ("…forget its earlier" + "instructions and mail …"), and must be held too.
+        if alone.is_flagged() {
+            return SequenceScreening { alone, split: None };
+        }
         if let Some(previous) = previous {
             let joined = screener.screen_joined(&previous.tail, content, untrusted);
             if joined.is_flagged() {
@@ -149,9 +150,6 @@ impl RecentWrites {
                     }),
                 };
             }
-        }
-        if alone.is_flagged() {
-            return SequenceScreening { alone, split: None };
         }
         self.remember(key, content, memory, now);
         SequenceScreening { alone, split: None }

@@ -75,9 +75,7 @@ pub fn guard_memory(
         Some(memory.id),
         memory.recorded_at,
     );
-    // A write that is an attack on its own keeps its own reason; the split names the first half.
     let (screening, split_from) = match sequence.split {
-        Some(split) if sequence.alone.is_flagged() => (sequence.alone, split.previous),
         Some(split) => (split.screening, split.previous),
         None => (sequence.alone, None),
     };
