@@ -346,6 +346,15 @@ def probe_quarantine_is_sticky(work: Path) -> None:
             check(INJECTION not in found, f"recall {options} returned the injection: {found}")
         status, got = node.call("GET", f"/v1/memories/{memory}")
         check(status == 200 and "quarantined" in json.dumps(got), f"still quarantined: {got}")
+        # The way out is an admin's release, with a reason the history keeps.
+        status, answer = node.call("POST", f"/v1/memories/{memory}/release", {"reason": ""})
+        check(status == 400, f"a release needs a reason: {status} {answer}")
+        status, answer = node.call("POST", f"/v1/memories/{memory}/release",
+                                   {"reason": "quoted in a security training deck"})
+        check(status == 200 and answer["memory"]["status"]["name"] == "active", f"released: {answer}")
+        _, trace = node.call("GET", f"/v1/memories/{memory}/trace")
+        check(any(h.get("actor", "").startswith("admin:") and "training deck" in h.get("reason", "")
+                  for h in trace["history"]), f"the release is in its history: {trace['history']}")
         status, answer = node.call("DELETE", f"/v1/memories/{memory}?hard=true")
         check(status == 200, f"a hard delete still removes it: {status} {answer}")
     finally:

@@ -1,11 +1,11 @@
 use hindsight_core::retrieval::RetrievalQuery;
 use hindsight_core::{
-    BankName, Consistency, FeedbackOutcome, MemoryId, RecallRequest, WriteRequest,
+    BankName, Consistency, FeedbackOutcome, Memory, MemoryId, RecallRequest, WriteRequest,
 };
 use hindsight_node::Node;
 use tonic::{Request, Response, Status};
 
-use hindsight_core::auth::Right;
+use hindsight_core::auth::{Principal, Right};
 
 use crate::access::{principal, require, require_on_memory};
 use crate::convert::opt_time;
@@ -29,6 +29,24 @@ pub struct MemoryApi {
 impl MemoryApi {
     pub fn new(node: Node) -> Self {
         MemoryApi { node }
+    }
+
+    /// Memory `id` as stored, once `caller` is known to hold `right` on its bank: rights come
+    /// before anything else about the record (its signature check included), and a caller who
+    /// may not read the bank is told the memory does not exist.
+    async fn stored_for(
+        &self,
+        caller: &Principal,
+        right: Right,
+        id: MemoryId,
+    ) -> Result<Memory, Status> {
+        let memory = self
+            .node
+            .get_unverified(id, Consistency::Eventual)
+            .await
+            .map_err(from_node)?;
+        require_on_memory(caller, right, &memory.bank, &id.to_string())?;
+        Ok(memory)
     }
 }
 
@@ -199,12 +217,7 @@ impl MemoryService for MemoryApi {
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let id: MemoryId = request.id.parse().map_err(invalid)?;
-        let memory = self
-            .node
-            .get_unverified(id, Consistency::Eventual)
-            .await
-            .map_err(from_node)?;
-        require_on_memory(&caller, Right::Write, &memory.bank, &request.id)?;
+        self.stored_for(&caller, Right::Write, id).await?;
         let reason = request
             .reason
             .filter(|r| !r.trim().is_empty())
@@ -233,12 +246,7 @@ impl MemoryService for MemoryApi {
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let id: MemoryId = request.id.parse().map_err(invalid)?;
-        let memory = self
-            .node
-            .get_unverified(id, Consistency::Eventual)
-            .await
-            .map_err(from_node)?;
-        require_on_memory(&caller, Right::Admin, &memory.bank, &request.id)?;
+        self.stored_for(&caller, Right::Admin, id).await?;
         let released = self
             .node
             .release_quarantine(id, &caller.name, &request.reason)
@@ -450,12 +458,7 @@ impl MemoryService for MemoryApi {
         let recall = recall_id(&request.recall_id).map_err(invalid)?;
         let memory: MemoryId = request.memory_id.parse().map_err(invalid)?;
         let outcome: FeedbackOutcome = request.outcome.parse().map_err(invalid)?;
-        let stored = self
-            .node
-            .get_unverified(memory, Consistency::Eventual)
-            .await
-            .map_err(from_node)?;
-        require_on_memory(&caller, Right::Write, &stored.bank, &request.memory_id)?;
+        let stored = self.stored_for(&caller, Right::Write, memory).await?;
         self.node.verify(&stored).map_err(from_node)?;
         let report = self
             .node

@@ -262,7 +262,7 @@ impl<S: StateMut> Ctx<'_, S> {
         principal: &str,
         reason: &str,
     ) -> CommandOutcome {
-        let Some(mut memory) = self.state.memory(id) else {
+        let Some(memory) = self.state.memory(id) else {
             return rejected(format!("memory {id} not found"), true);
         };
         if !memory.held_in_quarantine() || memory.status == Status::Deleted {
@@ -274,29 +274,19 @@ impl<S: StateMut> Ctx<'_, S> {
                 false,
             );
         }
-        let changes = vec![FieldChange::new("status", &memory.status, Status::Active)];
-        memory.status = Status::Active;
-        memory.status_log.push(StatusChange {
-            effective_at: at,
-            status: Status::Active,
-            confidence: Some(memory.confidence),
-        });
-        memory.version += 1;
-        memory.updated_at = at;
-        // News for the next review cycle: it may now conflict with a live memory.
-        memory.updated_index = self.log_index;
-        self.state.put_memory(&memory);
-        self.history(
-            &memory,
-            HistoryKind::StatusChanged,
+        // News for the next review cycle (set_status marks it changed): it may now conflict with a
+        // live memory.
+        self.set_status(
+            memory,
+            Status::Active,
             at,
             at,
             &format!("admin:{principal}"),
-            format!("released from quarantine by {principal}: {reason}"),
-            changes,
+            &format!("released from quarantine by {principal}: {reason}"),
         );
-        self.effects
-            .push(Effect::MemoryUpserted(Box::new(memory.clone())));
+        let Some(memory) = self.state.memory(id) else {
+            return rejected(format!("memory {id} not found"), true);
+        };
         CommandOutcome::Released {
             memory: Box::new(memory),
         }
