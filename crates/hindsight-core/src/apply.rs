@@ -1240,16 +1240,7 @@ mod tests {
     #[test]
     fn a_quarantine_check_confirms_or_releases_once_and_says_why() {
         let mut state = with_bank();
-        let held = |id: u128, content: &str| {
-            let mut memory = sample(id, content);
-            memory.status = Status::Quarantined {
-                reason: "instruction aimed at the agent".into(),
-            };
-            memory.status_log[0].status = memory.status.clone();
-            WriteItem::Create {
-                memory: Box::new(memory),
-            }
-        };
+        let held = quarantined;
         run(
             &mut state,
             Command::Write {

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use hindsight_core::MemoryId;
 use hindsight_store::{NoopListener, StoreConfig, StoreHandle};
@@ -32,16 +31,7 @@ async fn write_and_stop(dir: &Path, snapshot_and_purge: bool) -> Vec<u128> {
         acknowledged.push(id);
     }
     if snapshot_and_purge {
-        let snapshot_index = store.trigger_snapshot().await.unwrap();
-        store
-            .raft()
-            .wait(Some(Duration::from_secs(10)))
-            .metrics(
-                |m| m.purged.map(|p| p.index) >= Some(snapshot_index),
-                "log purged behind the snapshot",
-            )
-            .await
-            .unwrap();
+        support::snapshot_and_purge(&store).await;
         // Writes after the snapshot: only the log (and the state) hold these.
         for id in 21..=30u128 {
             store.propose(write(id, BANK)).await.unwrap();

@@ -37,6 +37,22 @@ pub async fn open_with(
         .expect("store opens")
 }
 
+/// Builds a snapshot of everything applied and waits until the log behind it is purged; returns
+/// the snapshot's last index.
+pub async fn snapshot_and_purge(store: &StoreHandle) -> u64 {
+    let snapshot_index = store.trigger_snapshot().await.unwrap();
+    store
+        .raft()
+        .wait(Some(Duration::from_secs(10)))
+        .metrics(
+            |m| m.purged.map(|p| p.index) >= Some(snapshot_index),
+            "log purged behind the snapshot",
+        )
+        .await
+        .unwrap();
+    snapshot_index
+}
+
 pub fn memory(id: u128, bank: &str, content: &str) -> Memory {
     Memory::new(
         MemoryId(id),
