@@ -145,7 +145,19 @@ pub enum Integrity {
 }
 
 impl Integrity {
+    /// The check of a stored record being read: a failure is counted and logged as withheld.
     pub fn check(signer: Option<&RecordSigner>, memory: &Memory) -> Integrity {
+        let integrity = Integrity::of(signer, memory);
+        if let Integrity::Failed(why) = &integrity {
+            metrics::counter!("hindsight_integrity_failures_total").increment(1);
+            tracing::error!(id = %memory.id, bank = %memory.bank, error = %why, "record failed its integrity check; withheld");
+        }
+        integrity
+    }
+
+    /// What `memory`'s signature says, with no side effect: for records not stored here yet
+    /// (an import's), whose failure is the caller's to report.
+    pub fn of(signer: Option<&RecordSigner>, memory: &Memory) -> Integrity {
         let Some(signer) = signer else {
             return Integrity::Off;
         };
@@ -154,11 +166,7 @@ impl Integrity {
             (Some(s), Ok(())) => Integrity::Verified {
                 key_id: s.key_id.clone(),
             },
-            (Some(_), Err(e)) => {
-                metrics::counter!("hindsight_integrity_failures_total").increment(1);
-                tracing::error!(id = %memory.id, bank = %memory.bank, error = %e, "record failed its integrity check; withheld");
-                Integrity::Failed(e.to_string())
-            }
+            (Some(_), Err(e)) => Integrity::Failed(e.to_string()),
         }
     }
 

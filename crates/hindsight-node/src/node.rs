@@ -492,6 +492,11 @@ impl Node {
         Integrity::check(self.inner.signer.as_ref(), memory)
     }
 
+    /// The signature check of a record not stored here (yet), without counting or logging it.
+    pub(crate) fn signature_of(&self, memory: &Memory) -> Integrity {
+        Integrity::of(self.inner.signer.as_ref(), memory)
+    }
+
     /// Signs a record about to be written (nothing when signatures are off).
     pub(crate) fn sign(&self, memory: &mut Memory) {
         if let Some(signer) = &self.inner.signer {

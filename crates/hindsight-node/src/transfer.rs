@@ -253,7 +253,7 @@ impl Node {
     /// Refuses a record whose signature this node cannot verify, unless the admin asked to sign
     /// such records anew.
     fn vouch_for_import(&self, memory: &Memory, options: ImportOptions) -> Result<(), NodeError> {
-        let why = match self.integrity(memory) {
+        let why = match self.signature_of(memory) {
             Integrity::Verified { .. } | Integrity::Off => return Ok(()),
             Integrity::Unsigned => "it is unsigned".to_string(),
             Integrity::Failed(why) => format!("its signature does not verify ({why})"),
