@@ -17,7 +17,7 @@ mod recall_across;
 pub mod rest;
 mod server;
 mod server_status;
-mod status;
+pub mod status;
 mod tls;
 
 /// Types generated from `proto/hindsight/v1`.

@@ -299,6 +299,10 @@ pub struct RecallArgs {
     /// The case at hand as KEY=VALUE (user_id=42, task_type=refund); repeat for several.
     #[arg(long = "context", value_name = "KEY=VALUE")]
     pub context: Vec<String>,
+    /// `linearizable` (the default: sees every acknowledged write) or `eventual` (this node's
+    /// replica as it is, without asking the leader).
+    #[arg(long, value_enum)]
+    pub consistency: Option<ReadConsistency>,
     #[command(flatten)]
     pub client: ClientOpts,
 }
@@ -738,4 +742,10 @@ mod tests {
 pub struct CompletionArgs {
     /// bash, zsh, fish, elvish or powershell.
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReadConsistency {
+    Linearizable,
+    Eventual,
 }

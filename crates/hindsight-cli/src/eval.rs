@@ -127,7 +127,8 @@ pub async fn run(args: EvalArgs) -> Result<()> {
     );
     let progress = crate::progress::Progress::new("eval", timeline.len() as u64);
 
-    let mut refs_by_id: HashMap<MemoryId, String> = HashMap::new();
+    // A memory stands for every write it holds: its own and the duplicates merged into it.
+    let mut refs_by_id: HashMap<MemoryId, Vec<String>> = HashMap::new();
     let mut pending: Vec<(String, WriteRequest)> = vec![];
     let mut results = vec![];
     let mut out = std::io::BufWriter::new(
@@ -165,7 +166,9 @@ pub async fn run(args: EvalArgs) -> Result<()> {
                     .iter()
                     .map(|ids| {
                         ids.iter()
-                            .filter_map(|id| refs_by_id.get(id).cloned())
+                            .filter_map(|id| refs_by_id.get(id))
+                            .flatten()
+                            .cloned()
                             .collect()
                     })
                     .collect();
@@ -251,7 +254,7 @@ fn write_request(w: &WriteOp) -> Result<WriteRequest> {
 async fn flush(
     target: &Target,
     pending: &mut Vec<(String, WriteRequest)>,
-    refs_by_id: &mut HashMap<MemoryId, String>,
+    refs_by_id: &mut HashMap<MemoryId, Vec<String>>,
 ) -> Result<()> {
     if pending.is_empty() {
         return Ok(());
@@ -260,7 +263,7 @@ async fn flush(
     let (refs, requests): (Vec<String>, Vec<WriteRequest>) = batch.into_iter().unzip();
     let ids = target.write_batch(requests).await?;
     for (reference, id) in refs.into_iter().zip(ids) {
-        refs_by_id.insert(id, reference);
+        refs_by_id.entry(id).or_default().push(reference);
     }
     Ok(())
 }

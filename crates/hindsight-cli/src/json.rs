@@ -1,16 +1,18 @@
-//! JSON renderings for `--json`: ids as ULID strings, times as RFC 3339, absent optional fields left
-//! out, and scores as the short decimals the server computed rather than widened binary floats.
+//! JSON renderings for `--json`: ids as ULID strings, times as RFC 3339, and scores as the short
+//! decimals the server computed rather than widened binary floats. Writes, memories, recalls and
+//! logged recalls are the wire messages, field for field as the HTTP API answers them
+//! (docs/RECALL-RESULT.md); the other reports leave absent optional fields out.
 
+use hindsight_api::pb;
 use hindsight_api::ServerStatus;
 use hindsight_core::history::HistoryEntry;
-use hindsight_core::recall::{Explain, RecallHit};
 use hindsight_core::review::Conflict;
 use hindsight_core::{
-    BankConfig, Disposition, Memory, MemoryId, RecallResponse, RetrievalRecord, Status, Timestamp,
-    WriteOutcome,
+    BankConfig, Memory, MemoryId, RecallResponse, RetrievalRecord, Timestamp, WriteOutcome,
 };
 use hindsight_node::conflicts::outcome_name;
 use hindsight_node::{BankInfo, FeedbackReport, ReviewReport, Trace};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 pub fn num(x: f32) -> Value {
@@ -43,180 +45,28 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
-pub fn write(o: &WriteOutcome) -> Value {
-    let mut out = object(json!({ "id": o.id.to_string(), "disposition": o.disposition.name() }));
-    match &o.disposition {
-        Disposition::Created => {}
-        Disposition::MergedInto { target, similarity } => {
-            out.insert("merged_into".into(), target.to_string().into());
-            out.insert("similarity".into(), num(*similarity));
-        }
-        Disposition::Quarantined { reason } => {
-            out.insert("quarantine_reason".into(), reason.clone().into());
-        }
-        Disposition::RejectedLowImportance { scores } => {
-            out.insert(
-                "importance".into(),
-                json!({
-                    "reuse": num(scores.reuse),
-                    "impact": num(scores.impact),
-                    "stability": num(scores.stability),
-                    "uniqueness": num(scores.uniqueness),
-                    "total": num(scores.total),
-                }),
-            );
-        }
-    }
-    Value::Object(out)
+/// A wire message as the HTTP API writes it: the CLI's JSON and the HTTP body of the same answer
+/// have the same fields (docs/RECALL-RESULT.md). By way of the text so that an `f32` prints as the
+/// server computed it (0.9, not 0.8999999761581421).
+fn wire<T: Serialize>(message: &T) -> Value {
+    serde_json::to_string(message)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null)
 }
 
-/// `status` is the name; the superseding id or quarantine reason go in fields of their own.
-fn status_into(map: &mut Map<String, Value>, status: &Status) {
-    map.insert("status".into(), status.name().into());
-    map.remove("superseded_by");
-    map.remove("quarantine_reason");
-    match status {
-        Status::Superseded { by } => {
-            map.insert("superseded_by".into(), by.to_string().into());
-        }
-        Status::Quarantined { reason } => {
-            map.insert("quarantine_reason".into(), reason.clone().into());
-        }
-        _ => {}
-    }
+pub fn write(o: &WriteOutcome) -> Value {
+    wire(&pb::WriteResponse::from(o))
 }
 
 pub fn memory(m: &Memory) -> Value {
-    let p = &m.provenance;
-    let mut provenance = object(json!({ "source": p.source.as_str() }));
-    put(&mut provenance, "tool", p.tool.clone());
-    put(&mut provenance, "agent_id", p.agent_id.clone());
-    put(&mut provenance, "session_id", p.session_id.clone());
-    put(&mut provenance, "task_id", p.task_id.clone());
-    put(&mut provenance, "tool_call_id", p.tool_call_id.clone());
-    let mut access = object(json!({ "count": m.access.count }));
-    put(
-        &mut access,
-        "last_accessed_at",
-        m.access.last_accessed_at.map(time),
-    );
-
-    let mut out = object(json!({
-        "id": m.id.to_string(),
-        "bank": m.bank.as_str(),
-        "kind": m.kind.as_str(),
-        "content": m.content,
-        "entities": m.entities,
-        "provenance": provenance,
-        "occurred_at": time(m.occurred_at),
-        "recorded_at": time(m.recorded_at),
-        "valid_from": time(m.valid_from),
-        "confidence": num(m.confidence),
-        "importance": num(m.importance),
-        "critical": m.critical,
-        "status_log": m.status_log.iter().map(|c| {
-            let mut change = object(json!({ "effective_at": time(c.effective_at) }));
-            status_into(&mut change, &c.status);
-            Value::Object(change)
-        }).collect::<Vec<_>>(),
-        "support": {
-            "count": m.support.count,
-            "merged": ids(&m.support.merged),
-            "derived_from": ids(&m.support.derived_from),
-        },
-        "access": access,
-        "tags": m.tags,
-        "metadata": m.metadata,
-        "version": m.version,
-        "updated_at": time(m.updated_at),
-    }));
-    put(&mut out, "subtype", m.subtype.map(|s| s.as_str()));
-    put(
-        &mut out,
-        "slot",
-        m.slot
-            .as_ref()
-            .map(|s| json!({ "subject": s.subject, "attribute": s.attribute, "value": s.value })),
-    );
-    put(&mut out, "valid_to", m.valid_to.map(time));
-    put(&mut out, "expires_at", m.expires_at.map(time));
-    put(
-        &mut out,
-        "signature",
-        m.signature
-            .as_ref()
-            .map(|s| json!({ "key_id": s.key_id, "mac": s.mac })),
-    );
-    status_into(&mut out, &m.status);
-    Value::Object(out)
-}
-
-/// A recall result: the record's fields with `status` as of the recall's time, its score, its
-/// explanation, and every id it stands for (itself, merged duplicates, sources).
-pub fn hit(h: &RecallHit) -> Value {
-    let mut out = object(memory(&h.memory));
-    status_into(&mut out, &h.status);
-    out.insert("score".into(), num(h.score));
-    out.insert("explain".into(), explain(&h.explain));
-    out.insert("represents".into(), ids(&h.memory.represented_ids()));
-    Value::Object(out)
-}
-
-fn explain(e: &Explain) -> Value {
-    json!({
-        "arms": e.arms.iter().map(|a| json!({ "arm": a.arm, "rank": a.rank, "score": num(a.score) })).collect::<Vec<_>>(),
-        "relevance": num(e.relevance),
-        "confidence": num(e.confidence),
-        "freshness": num(e.freshness),
-        "score": num(e.score),
-        "status": e.status,
-        "flags": e.flags,
-        "collapsed": e.collapsed,
-        "adjustments": e.adjustments,
-    })
+    wire(&pb::Memory::from(m))
 }
 
 /// A logged recall, for `hindsight log` and its export: one self-contained object per recall,
 /// with the results' content as returned, so that it can be labelled offline.
 pub fn retrieval(r: &RetrievalRecord) -> Value {
-    let q = &r.request;
-    json!({
-        "recall_id": r.id.to_string(),
-        "at": time(r.at),
-        "principal": r.principal,
-        "banks": q.banks.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "query": q.query,
-        "options": {
-            "top_k": q.top_k,
-            "max_tokens": q.max_tokens,
-            "as_of": q.as_of.map(time),
-            "intent": q.intent.as_str(),
-            "agent_role": q.agent_role,
-            "context": q.context,
-            "kinds": q.filters.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
-            "tags": q.filters.tags,
-            "min_confidence": q.filters.min_confidence.map(num),
-            "include_history": q.include_history,
-            "include_archived": q.include_archived,
-        },
-        "results": r.hits.iter().map(|h| json!({
-            "rank": h.rank,
-            "memory_id": h.memory.to_string(),
-            "bank": h.bank.to_string(),
-            "score": num(h.score),
-            "content": h.content,
-            "explain": explain(&h.explain),
-        })).collect::<Vec<_>>(),
-        "latency_micros": r.latency_micros,
-        "feedback": r.feedback.iter().map(|f| json!({
-            "memory_id": f.memory.to_string(),
-            "outcome": f.outcome.as_str(),
-            "at": time(f.at),
-            "principal": f.principal,
-            "confidence_before": num(f.confidence_before),
-            "confidence_after": num(f.confidence_after),
-        })).collect::<Vec<_>>(),
-    })
+    wire(&pb::LoggedRecall::from(r))
 }
 
 pub fn feedback(f: &FeedbackReport) -> Value {
@@ -229,23 +79,7 @@ pub fn feedback(f: &FeedbackReport) -> Value {
 }
 
 pub fn recall(r: &RecallResponse) -> Value {
-    let mut out = object(json!({
-        "results": r.hits.iter().map(hit).collect::<Vec<_>>(),
-        "tokens_used": r.tokens_used,
-        "took_micros": r.took_micros,
-    }));
-    put(
-        &mut out,
-        "recall_id",
-        r.recall_id.map(|id| Value::from(id.to_string())),
-    );
-    put(
-        &mut out,
-        "time_window",
-        r.time_window
-            .map(|(from, to)| json!({ "from": time(from), "to": time(to) })),
-    );
-    Value::Object(out)
+    wire(&pb::RecallResponse::from(r))
 }
 
 fn history_entry(h: &HistoryEntry) -> Value {
@@ -377,7 +211,8 @@ pub fn status(s: &ServerStatus) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use hindsight_core::{Provenance, SourceKind};
+    use hindsight_core::recall::{Explain, RecallHit};
+    use hindsight_core::{Disposition, Provenance, SourceKind, Status};
 
     use super::*;
 
@@ -399,46 +234,44 @@ mod tests {
     }
 
     #[test]
-    fn write_leaves_out_absent_fields_and_prints_short_floats() {
-        let id = MemoryId::new(1_000, 1);
-        let created = WriteOutcome {
-            id,
-            disposition: Disposition::Created,
-        };
-        assert_eq!(
-            write(&created),
-            json!({ "id": id.to_string(), "disposition": "created" })
-        );
+    fn write_answers_the_wire_fields_with_short_floats() {
+        let target = MemoryId::new(2_000, 2);
         let merged = WriteOutcome {
-            id,
+            id: target,
             disposition: Disposition::MergedInto {
-                target: MemoryId::new(2_000, 2),
+                target,
                 similarity: 0.95,
             },
         };
-        assert_eq!(write(&merged)["similarity"], json!(0.95));
-        assert_eq!(
-            write(&merged)["merged_into"],
-            json!(MemoryId::new(2_000, 2).to_string())
-        );
+        let value = write(&merged);
+        assert_eq!(value["id"], json!(target.to_string()));
+        assert_eq!(value["disposition"], json!("merged"));
+        assert_eq!(value["merged_into"], json!(target.to_string()));
+        assert_eq!(value["similarity"], json!(0.95));
     }
 
     #[test]
-    fn a_hit_carries_the_status_as_of_the_recall() {
+    fn a_hit_nests_the_memory_and_the_status_as_of_the_recall() {
         let m = sample();
-        let value = hit(&RecallHit {
-            memory: m.clone(),
-            status: Status::Active,
-            score: 0.5,
-            explain: Explain::default(),
+        let value = recall(&RecallResponse {
+            hits: vec![RecallHit {
+                memory: m.clone(),
+                status: Status::Active,
+                score: 0.5,
+                explain: Explain::default(),
+            }],
+            ..Default::default()
         });
-        assert_eq!(value["status"], json!("active"));
-        assert!(value.get("superseded_by").is_none());
-        assert_eq!(value["score"], json!(0.5));
-        assert_eq!(value["confidence"], json!(0.9));
-        assert_eq!(value["occurred_at"], json!("2026-03-04T10:00:00.000Z"));
-        assert_eq!(value["represents"].as_array().unwrap().len(), 2);
+        let hit = &value["hits"][0];
+        assert_eq!(hit["status"]["name"], json!("active"));
+        assert_eq!(hit["score"], json!(0.5));
+        assert_eq!(hit["memory"]["confidence"], json!(0.9));
+        assert_eq!(
+            hit["memory"]["occurred_at"],
+            json!("2026-03-04T10:00:00.000Z")
+        );
         let by = MemoryId::new(m.occurred_at.millis(), 8).to_string();
-        assert_eq!(memory(&m)["superseded_by"], json!(by));
+        assert_eq!(hit["memory"]["status"]["superseded_by"], json!(by));
+        assert_eq!(memory(&m), hit["memory"]);
     }
 }

@@ -50,8 +50,8 @@ pub async fn log(command: LogCommand) -> anyhow::Result<()> {
             let recalls = client.recalls(&query).await?;
             emit(
                 args.client.json(),
-                || recalls.iter().map(json::retrieval).collect(),
-                || list_text(&recalls),
+                || serde_json::json!({ "recalls": recalls.iter().map(json::retrieval).collect::<Vec<_>>() }),
+                || list_text(&recalls, &args.filter),
             );
         }
         LogCommand::Show(args) => {
@@ -94,12 +94,8 @@ fn query(
 ) -> anyhow::Result<RetrievalQuery> {
     let (mut since, mut until) = (None, None);
     if let Some(text) = &filter.since {
-        let (from, to) = moment(text, now)?;
-        since = Some(from);
-        // `--since yesterday` alone means that day.
-        if filter.until.is_none() && text.trim() == "yesterday" {
-            until = Some(to);
-        }
+        // At or after the moment's start, whatever it names: `--since yesterday` takes in today.
+        since = Some(moment(text, now)?.0);
     }
     if let Some(text) = &filter.until {
         until = Some(moment(text, now)?.0);
@@ -144,9 +140,22 @@ fn moment(text: &str, now: Timestamp) -> anyhow::Result<(Timestamp, Timestamp)> 
     Ok((at, at))
 }
 
-fn list_text(recalls: &[RetrievalRecord]) -> String {
+fn list_text(recalls: &[RetrievalRecord], filter: &LogFilterArgs) -> String {
     if recalls.is_empty() {
-        return "no recalls logged\n".to_string();
+        let given: Vec<String> = [
+            ("--bank", &filter.bank),
+            ("--query", &filter.query),
+            ("--since", &filter.since),
+            ("--until", &filter.until),
+        ]
+        .into_iter()
+        .filter_map(|(flag, value)| value.as_ref().map(|v| format!("{flag} {v}")))
+        .collect();
+        // An empty answer to a filtered question must not read as an empty log.
+        return match given.is_empty() {
+            true => "no recalls logged\n".to_string(),
+            false => format!("no recalls match these filters ({})\n", given.join(", ")),
+        };
     }
     let mut t = Table::with_header([
         "RECALL", "AT", "BANKS", "QUERY", "RESULTS", "MS", "FEEDBACK",
@@ -261,5 +270,35 @@ mod tests {
             t("2026-01-02T03:04:05Z")
         );
         assert!(moment("last tuesday", now).is_err());
+    }
+
+    fn filter(since: Option<&str>) -> LogFilterArgs {
+        LogFilterArgs {
+            bank: None,
+            query: None,
+            since: since.map(str::to_string),
+            until: None,
+            limit: None,
+        }
+    }
+
+    #[test]
+    fn since_means_at_or_after_and_never_closes_the_range() {
+        let now = Timestamp::parse_rfc3339("2026-11-29T15:30:00Z").unwrap();
+        let query = query(&filter(Some("yesterday")), 50, now).unwrap();
+        assert_eq!(
+            query.since,
+            Some(Timestamp::parse_rfc3339("2026-11-28T00:00:00Z").unwrap())
+        );
+        assert_eq!(query.until, None);
+    }
+
+    #[test]
+    fn an_empty_filtered_list_says_the_filters_excluded_everything() {
+        assert_eq!(list_text(&[], &filter(None)), "no recalls logged\n");
+        assert_eq!(
+            list_text(&[], &filter(Some("yesterday"))),
+            "no recalls match these filters (--since yesterday)\n"
+        );
     }
 }

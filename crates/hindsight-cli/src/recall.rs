@@ -1,7 +1,7 @@
-use hindsight_core::recall::RecallFilters;
+use hindsight_core::recall::{Consistency, RecallFilters};
 use hindsight_core::{RecallRequest, RecallResponse, Timestamp};
 
-use crate::cli::RecallArgs;
+use crate::cli::{ReadConsistency, RecallArgs};
 use crate::json;
 use crate::output::{emit, score, CONTENT_COLUMNS};
 use crate::table::{clip, Table};
@@ -40,6 +40,12 @@ pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
         request.intent = intent.parse()?;
     }
     request.agent_role = args.role;
+    if let Some(consistency) = args.consistency {
+        request.consistency = match consistency {
+            ReadConsistency::Linearizable => Consistency::Linearizable,
+            ReadConsistency::Eventual => Consistency::Eventual,
+        };
+    }
     for pair in &args.context {
         let (key, value) = pair
             .split_once('=')

@@ -43,7 +43,7 @@ impl Target {
         }
     }
 
-    /// The id each write landed under (its own, also when merged into another memory).
+    /// The memory each write landed in: its own, or the one it was merged into.
     pub async fn write_batch(&self, requests: Vec<WriteRequest>) -> Result<Vec<MemoryId>> {
         Ok(match self {
             Target::Embedded(node) => node

@@ -125,11 +125,11 @@ fn http_status(addr: &str, path: &str) -> Option<u16> {
 }
 
 fn ids(recall: &Value) -> Vec<String> {
-    recall["results"]
+    recall["hits"]
         .as_array()
-        .expect("results is a list")
+        .expect("hits is a list")
         .iter()
-        .map(|r| r["id"].as_str().unwrap().to_string())
+        .map(|h| h["memory"]["id"].as_str().unwrap().to_string())
         .collect()
 }
 
@@ -188,13 +188,13 @@ fn acknowledged_writes_survive_a_crash() {
     let tea = server.json(&recall_args("what tea does the user like"));
     let tea_ids = ids(&tea);
     let position = tea_ids.iter().position(|id| *id == written[0].0);
-    let first = &tea["results"][position.unwrap_or_else(|| panic!("the tea fact is found: {tea}"))];
-    assert_eq!(first["content"], FACTS[0]);
-    assert_eq!(first["bank"], BANK);
-    assert_eq!(first["kind"], "semantic");
-    assert_eq!(first["status"], "active");
-    assert_eq!(first["occurred_at"], "2026-03-01T09:00:00.000Z");
-    assert!(first["score"].is_number() && first["confidence"].is_number());
+    let first = &tea["hits"][position.unwrap_or_else(|| panic!("the tea fact is found: {tea}"))];
+    assert_eq!(first["memory"]["content"], FACTS[0]);
+    assert_eq!(first["memory"]["bank"], BANK);
+    assert_eq!(first["memory"]["kind"], "semantic");
+    assert_eq!(first["status"]["name"], "active");
+    assert_eq!(first["memory"]["occurred_at"], "2026-03-01T09:00:00.000Z");
+    assert!(first["score"].is_number() && first["memory"]["confidence"].is_number());
     assert!(first["explain"]["arms"].is_array(), "{first}");
     let falcon_ids = ids(&server.json(&recall_args("who leads Project Falcon")));
     assert!(falcon_ids.contains(&written[3].0));
@@ -210,6 +210,22 @@ fn acknowledged_writes_survive_a_crash() {
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     let unknown = server.run(&["get", "01ARZ3NDEKTSV4RRFFQ69G5FAV"]);
     assert!(!unknown.status.success());
+    // The server's message once, with the code's name; not the gRPC status's own rendering.
+    let unknown = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        unknown.trim_end().ends_with("(not_found)") && !unknown.contains("code:"),
+        "{unknown}"
+    );
+    assert_eq!(
+        unknown.matches("01ARZ3NDEKTSV4RRFFQ69G5FAV").count(),
+        1,
+        "{unknown}"
+    );
+    // A duplicate answers with the memory that holds it, which `get` finds.
+    let again = server.json(&["write", "--bank", BANK, "--content", FACTS[3]]);
+    assert_eq!(again["disposition"], "merged", "{again}");
+    assert_eq!(again["id"], written[3].0.as_str(), "{again}");
+    assert_eq!(server.json(&["get", &written[3].0])["support"]["count"], 2);
     let bad_bank = server.run(&["write", "--bank", "Not A Bank", "--content", "x"]);
     assert!(!bad_bank.status.success());
     assert!(String::from_utf8_lossy(&bad_bank.stderr).contains("invalid bank name"));
@@ -336,7 +352,7 @@ fn review_supersedes_a_changed_preference_and_keeps_the_past_answerable() {
     );
 
     let superseded = server.json(&["get", &old]);
-    assert_eq!(superseded["status"], "superseded", "{superseded}");
+    assert_eq!(superseded["status"]["name"], "superseded", "{superseded}");
     assert_eq!(superseded["valid_to"], "2026-03-05T09:00:00.000Z");
     let trace = server.json(&["trace", &old]);
     let decision = trace["history"]
@@ -384,21 +400,26 @@ fn the_retrieval_log_says_what_a_bank_returned_for_a_query_and_why() {
     let listed = server.json(&[
         "log", "list", "--bank", bank, "--query", "tea", "--since", "1h",
     ]);
-    let listed = listed.as_array().expect("a list of recalls");
+    let listed = listed["recalls"].as_array().expect("a list of recalls");
     assert_eq!(listed.len(), 1, "{listed:?}");
-    assert_eq!(listed[0]["recall_id"], recall_id.as_str());
+    assert_eq!(listed[0]["id"], recall_id.as_str());
     let shown = server.json(&["log", "show", &recall_id]);
-    assert_eq!(shown["query"], "what tea does the user like");
-    assert_eq!(shown["options"]["intent"], "preferences");
-    assert_eq!(shown["results"][0]["memory_id"], top.as_str());
-    assert!(!shown["results"][0]["explain"]["arms"]
+    assert_eq!(shown["request"]["query"], "what tea does the user like");
+    assert_eq!(shown["request"]["intent"], "preferences");
+    assert_eq!(shown["hits"][0]["memory_id"], top.as_str());
+    assert!(!shown["hits"][0]["explain"]["arms"]
         .as_array()
         .unwrap()
         .is_empty());
     assert_eq!(shown["feedback"][0]["outcome"], "helpful");
-    // Yesterday's log holds nothing from today.
-    let yesterday = server.json(&["log", "list", "--bank", bank, "--since", "yesterday"]);
-    assert_eq!(yesterday.as_array().unwrap().len(), 0, "{yesterday}");
+    // `--since` is "at or after": since yesterday takes in today's recall.
+    let since = server.json(&["log", "list", "--bank", bank, "--since", "yesterday"]);
+    assert_eq!(since["recalls"].as_array().unwrap().len(), 1, "{since}");
+    let none = server.run(&["log", "list", "--bank", bank, "--query", "quarterly"]);
+    assert_eq!(
+        String::from_utf8_lossy(&none.stdout),
+        format!("no recalls match these filters (--bank {bank}, --query quarterly)\n")
+    );
 
     let out = dir.path().join("recalls.jsonl");
     let export = server.run(&[
@@ -420,7 +441,7 @@ fn the_retrieval_log_says_what_a_bank_returned_for_a_query_and_why() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0]["recall_id"], recall_id.as_str());
+    assert_eq!(lines[0]["id"], recall_id.as_str());
 
     let refused = server.run(&["feedback", &recall_id, &top, "great"]);
     assert!(!refused.status.success());
@@ -498,11 +519,14 @@ fn a_bank_exported_deleted_and_imported_answers_recall_and_trace_as_before() {
             "2026-03-21T00:00:00Z",
             "--include-history",
         ]);
-        answer["results"]
+        answer["hits"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| serde_json::json!([r["id"], r["content"], r["status"], r["confidence"]]))
+            .map(|h| {
+                let m = &h["memory"];
+                serde_json::json!([m["id"], m["content"], h["status"], m["confidence"]])
+            })
             .collect()
     };
     let traces_before = traces(&server);

@@ -231,8 +231,10 @@ pub async fn write_batch(
                     None => Disposition::Created,
                 },
             },
+            // The caller gets the memory that now holds the write: the write's own id names no
+            // record (it is kept in the target's `support.merged`), so a `get` of it would fail.
             WriteResult::MergedInto { id, target } => WriteOutcome {
-                id,
+                id: target,
                 disposition: Disposition::MergedInto {
                     target,
                     similarity: similarities.get(&id).copied().unwrap_or(1.0),

@@ -81,25 +81,20 @@ fn retry_after_secs(message: &str) -> Option<u64> {
 /// The HTTP status and name of a gRPC code (the mapping of Google's API design guide, except that
 /// `failed_precondition` is a 409: the request was well formed, the state refused it).
 fn http_status(code: Code) -> (StatusCode, &'static str) {
-    match code {
-        Code::Ok => (StatusCode::OK, "ok"),
-        Code::InvalidArgument => (StatusCode::BAD_REQUEST, "invalid_argument"),
-        Code::OutOfRange => (StatusCode::BAD_REQUEST, "out_of_range"),
-        Code::Unauthenticated => (StatusCode::UNAUTHORIZED, "unauthenticated"),
-        Code::PermissionDenied => (StatusCode::FORBIDDEN, "permission_denied"),
-        Code::NotFound => (StatusCode::NOT_FOUND, "not_found"),
-        Code::AlreadyExists => (StatusCode::CONFLICT, "already_exists"),
-        Code::FailedPrecondition => (StatusCode::CONFLICT, "failed_precondition"),
-        Code::Aborted => (StatusCode::CONFLICT, "aborted"),
-        Code::ResourceExhausted => (StatusCode::TOO_MANY_REQUESTS, "resource_exhausted"),
-        Code::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-        Code::Cancelled => (StatusCode::SERVICE_UNAVAILABLE, "cancelled"),
-        Code::DeadlineExceeded => (StatusCode::GATEWAY_TIMEOUT, "deadline_exceeded"),
-        Code::Unimplemented => (StatusCode::NOT_IMPLEMENTED, "unimplemented"),
-        Code::DataLoss => (StatusCode::INTERNAL_SERVER_ERROR, "data_loss"),
-        Code::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-        Code::Unknown => (StatusCode::INTERNAL_SERVER_ERROR, "unknown"),
-    }
+    let http = match code {
+        Code::Ok => StatusCode::OK,
+        Code::InvalidArgument | Code::OutOfRange => StatusCode::BAD_REQUEST,
+        Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+        Code::PermissionDenied => StatusCode::FORBIDDEN,
+        Code::NotFound => StatusCode::NOT_FOUND,
+        Code::AlreadyExists | Code::FailedPrecondition | Code::Aborted => StatusCode::CONFLICT,
+        Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
+        Code::Unavailable | Code::Cancelled => StatusCode::SERVICE_UNAVAILABLE,
+        Code::DeadlineExceeded => StatusCode::GATEWAY_TIMEOUT,
+        Code::Unimplemented => StatusCode::NOT_IMPLEMENTED,
+        Code::DataLoss | Code::Internal | Code::Unknown => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    (http, crate::status::code_name(code))
 }
 
 #[cfg(test)]
