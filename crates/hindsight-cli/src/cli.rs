@@ -154,6 +154,9 @@ pub enum OutputFormat {
     Table,
     /// One JSON document, for scripts.
     Json,
+    /// Only the id the command produced, for a shell variable: a write's memory, a recall's
+    /// entry in the retrieval log. Other commands print their table.
+    Id,
 }
 
 impl ClientOpts {
@@ -163,6 +166,11 @@ impl ClientOpts {
             Some(format) => format == OutputFormat::Json,
             None => self.json_flag,
         }
+    }
+
+    /// Whether to print only the id the command produced (`--output id`).
+    pub fn id_only(&self) -> bool {
+        self.output == Some(OutputFormat::Id)
     }
 
     /// A connection to the server that sends the API key, if one was given.
@@ -233,8 +241,8 @@ pub struct WriteArgs {
     /// The tool call that returned it.
     #[arg(long)]
     pub tool_call_id: Option<String>,
-    /// When it happened, RFC 3339 (default: now).
-    #[arg(long, value_name = "RFC3339")]
+    /// When it happened: RFC 3339, or back from now like `2d ago`, `3h`, `yesterday` (default: now).
+    #[arg(long, value_name = "TIME")]
     pub occurred_at: Option<String>,
     /// Expire this many seconds after it happened.
     #[arg(long, value_name = "SECONDS")]
@@ -269,8 +277,9 @@ pub struct RecallArgs {
     /// How many results (default: 10).
     #[arg(long)]
     pub top_k: Option<u32>,
-    /// Recall as of this time, RFC 3339 (default: now).
-    #[arg(long, value_name = "RFC3339")]
+    /// Recall the bank as it was at this time: RFC 3339, or back from now like `1d ago`, `90s`
+    /// (default: now).
+    #[arg(long, value_name = "TIME")]
     pub as_of: Option<String>,
     /// Stop once the results' contents reach this many tokens.
     #[arg(long, value_name = "N")]
@@ -448,8 +457,8 @@ pub struct ReviewArgs {
     /// The bank to review.
     #[arg(long)]
     pub bank: String,
-    /// Review as of this time, RFC 3339 (default: now).
-    #[arg(long, value_name = "RFC3339")]
+    /// Review as of this time: RFC 3339, or back from now like `1d ago` (default: now).
+    #[arg(long, value_name = "TIME")]
     pub as_of: Option<String>,
     #[command(flatten)]
     pub client: ClientOpts,

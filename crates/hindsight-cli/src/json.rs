@@ -12,7 +12,6 @@ use hindsight_core::{
 };
 use hindsight_node::conflicts::outcome_name;
 use hindsight_node::{BankInfo, FeedbackReport, ReviewReport, Trace};
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 pub fn num(x: f32) -> Value {
@@ -45,28 +44,28 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
-/// A wire message as the HTTP API writes it: the CLI's JSON and the HTTP body of the same answer
-/// have the same fields (docs/RECALL-RESULT.md). By way of the text so that an `f32` prints as the
-/// server computed it (0.9, not 0.8999999761581421).
-fn wire<T: Serialize>(message: &T) -> Value {
-    serde_json::to_string(message)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or(Value::Null)
+// Writes, memories, recalls and logged recalls print as the wire messages themselves, serialized
+// as the HTTP API serializes them: the same fields in the same order, and an `f32` as the server
+// computed it (0.9, not the 0.8999999761581421 a detour through `Value` would print).
+
+pub fn write(o: &WriteOutcome) -> pb::WriteResponse {
+    pb::WriteResponse::from(o)
 }
 
-pub fn write(o: &WriteOutcome) -> Value {
-    wire(&pb::WriteResponse::from(o))
-}
-
-pub fn memory(m: &Memory) -> Value {
-    wire(&pb::Memory::from(m))
+pub fn memory(m: &Memory) -> pb::Memory {
+    pb::Memory::from(m)
 }
 
 /// A logged recall, for `hindsight log` and its export: one self-contained object per recall,
 /// with the results' content as returned, so that it can be labelled offline.
-pub fn retrieval(r: &RetrievalRecord) -> Value {
-    wire(&pb::LoggedRecall::from(r))
+pub fn retrieval(r: &RetrievalRecord) -> pb::LoggedRecall {
+    pb::LoggedRecall::from(r)
+}
+
+pub fn retrievals(records: &[RetrievalRecord]) -> pb::ListRecallsResponse {
+    pb::ListRecallsResponse {
+        recalls: records.iter().map(retrieval).collect(),
+    }
 }
 
 pub fn feedback(f: &FeedbackReport) -> Value {
@@ -78,8 +77,8 @@ pub fn feedback(f: &FeedbackReport) -> Value {
     })
 }
 
-pub fn recall(r: &RecallResponse) -> Value {
-    wire(&pb::RecallResponse::from(r))
+pub fn recall(r: &RecallResponse) -> pb::RecallResponse {
+    pb::RecallResponse::from(r)
 }
 
 fn history_entry(h: &HistoryEntry) -> Value {
@@ -216,6 +215,11 @@ mod tests {
 
     use super::*;
 
+    /// As printed, then read back.
+    fn printed(message: &impl serde::Serialize) -> Value {
+        serde_json::from_str(&serde_json::to_string(message).unwrap()).unwrap()
+    }
+
     fn sample() -> Memory {
         let t = Timestamp::parse_rfc3339("2026-03-04T10:00:00Z").unwrap();
         let mut memory = Memory::new(
@@ -243,7 +247,7 @@ mod tests {
                 similarity: 0.95,
             },
         };
-        let value = write(&merged);
+        let value = printed(&write(&merged));
         assert_eq!(value["id"], json!(target.to_string()));
         assert_eq!(value["disposition"], json!("merged"));
         assert_eq!(value["merged_into"], json!(target.to_string()));
@@ -253,7 +257,7 @@ mod tests {
     #[test]
     fn a_hit_nests_the_memory_and_the_status_as_of_the_recall() {
         let m = sample();
-        let value = recall(&RecallResponse {
+        let value = printed(&recall(&RecallResponse {
             hits: vec![RecallHit {
                 memory: m.clone(),
                 status: Status::Active,
@@ -261,7 +265,7 @@ mod tests {
                 explain: Explain::default(),
             }],
             ..Default::default()
-        });
+        }));
         let hit = &value["hits"][0];
         assert_eq!(hit["status"]["name"], json!("active"));
         assert_eq!(hit["score"], json!(0.5));
@@ -272,6 +276,6 @@ mod tests {
         );
         let by = MemoryId::new(m.occurred_at.millis(), 8).to_string();
         assert_eq!(hit["memory"]["status"]["superseded_by"], json!(by));
-        assert_eq!(memory(&m), hit["memory"]);
+        assert_eq!(printed(&memory(&m)), hit["memory"]);
     }
 }

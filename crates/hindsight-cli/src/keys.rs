@@ -34,7 +34,7 @@ pub async fn run(command: KeyCommand) -> anyhow::Result<()> {
             let keys = client.api_keys().await?;
             emit(
                 args.client.json(),
-                || keys.iter().map(info_json).collect(),
+                || keys.iter().map(info_json).collect::<Vec<_>>(),
                 || {
                     if keys.is_empty() {
                         return "no API keys\n".to_string();

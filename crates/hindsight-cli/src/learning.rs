@@ -4,11 +4,11 @@ use std::io::Write as _;
 
 use anyhow::Context;
 use hindsight_core::retrieval::{RecallId, RetrievalQuery};
-use hindsight_core::time::MILLIS_PER_DAY;
 use hindsight_core::{FeedbackOutcome, MemoryId, RetrievalRecord, Timestamp};
 
 use crate::cli::{FeedbackArgs, LogCommand, LogFilterArgs};
 use crate::json;
+use crate::moment::moment;
 use crate::output::{emit, score, CONTENT_COLUMNS};
 use crate::table::{clip, Table};
 
@@ -50,7 +50,7 @@ pub async fn log(command: LogCommand) -> anyhow::Result<()> {
             let recalls = client.recalls(&query).await?;
             emit(
                 args.client.json(),
-                || serde_json::json!({ "recalls": recalls.iter().map(json::retrieval).collect::<Vec<_>>() }),
+                || json::retrievals(&recalls),
                 || list_text(&recalls, &args.filter),
             );
         }
@@ -76,7 +76,7 @@ pub async fn log(command: LogCommand) -> anyhow::Result<()> {
                 None => Box::new(std::io::stdout().lock()),
             };
             for record in &recalls {
-                writeln!(out, "{}", json::retrieval(record))?;
+                writeln!(out, "{}", serde_json::to_string(&json::retrieval(record))?)?;
             }
             out.flush()?;
             if let Some(path) = &args.out {
@@ -107,37 +107,6 @@ fn query(
         until,
         limit: filter.limit.unwrap_or(default_limit) as usize,
     })
-}
-
-/// A point in time given on the command line, and the end of the day it names where it names
-/// one: RFC 3339, `today`, `yesterday`, or a span back from now (`24h`, `7d`, `30m`).
-fn moment(text: &str, now: Timestamp) -> anyhow::Result<(Timestamp, Timestamp)> {
-    let text = text.trim();
-    let midnight = Timestamp(now.millis() - now.millis().rem_euclid(MILLIS_PER_DAY));
-    match text {
-        "today" => return Ok((midnight, Timestamp(midnight.millis() + MILLIS_PER_DAY))),
-        "yesterday" => return Ok((Timestamp(midnight.millis() - MILLIS_PER_DAY), midnight)),
-        _ => {}
-    }
-    if let Some((number, unit)) = text
-        .find(|c: char| !c.is_ascii_digit())
-        .map(|i| text.split_at(i))
-    {
-        let span = match unit {
-            "m" => 60_000,
-            "h" => 3_600_000,
-            "d" => MILLIS_PER_DAY,
-            _ => 0,
-        };
-        if let (Ok(n), true) = (number.parse::<i64>(), span > 0) {
-            let at = Timestamp(now.millis() - n * span);
-            return Ok((at, now));
-        }
-    }
-    let at = Timestamp::parse_rfc3339(text).with_context(|| {
-        format!("{text:?} is not a time: use RFC 3339, today, yesterday, or a span like 24h or 7d")
-    })?;
-    Ok((at, at))
 }
 
 fn list_text(recalls: &[RetrievalRecord], filter: &LogFilterArgs) -> String {
@@ -255,22 +224,6 @@ fn show_text(r: &RetrievalRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn moments_read_days_spans_and_times() {
-        let t = |s: &str| Timestamp::parse_rfc3339(s).unwrap();
-        let now = t("2026-11-29T15:30:00Z");
-        assert_eq!(
-            moment("yesterday", now).unwrap(),
-            (t("2026-11-28T00:00:00Z"), t("2026-11-29T00:00:00Z"))
-        );
-        assert_eq!(moment("24h", now).unwrap().0, t("2026-11-28T15:30:00Z"));
-        assert_eq!(
-            moment("2026-01-02T03:04:05Z", now).unwrap().0,
-            t("2026-01-02T03:04:05Z")
-        );
-        assert!(moment("last tuesday", now).is_err());
-    }
 
     fn filter(since: Option<&str>) -> LogFilterArgs {
         LogFilterArgs {

@@ -9,6 +9,7 @@ mod json;
 mod keys;
 mod learning;
 mod mcp;
+mod moment;
 mod output;
 mod progress;
 mod recall;

@@ -1,7 +1,7 @@
 //! Printing answers: JSON for `--json`, readable text otherwise.
 
 use hindsight_core::Memory;
-use serde_json::Value;
+use serde::Serialize;
 
 use crate::table::Table;
 
@@ -9,7 +9,7 @@ use crate::table::Table;
 pub const CONTENT_COLUMNS: usize = 70;
 
 /// Prints `value` as JSON when asked to, else the text `text` builds.
-pub fn emit(json: bool, value: impl FnOnce() -> Value, text: impl FnOnce() -> String) {
+pub fn emit<S: Serialize>(json: bool, value: impl FnOnce() -> S, text: impl FnOnce() -> String) {
     if json {
         println!(
             "{}",

@@ -1,8 +1,9 @@
 use hindsight_core::recall::{Consistency, RecallFilters};
-use hindsight_core::{RecallRequest, RecallResponse, Timestamp};
+use hindsight_core::{RecallRequest, RecallResponse};
 
 use crate::cli::{ReadConsistency, RecallArgs};
 use crate::json;
+use crate::moment::point;
 use crate::output::{emit, score, CONTENT_COLUMNS};
 use crate::table::{clip, Table};
 
@@ -19,11 +20,7 @@ pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
         args.top_k.unwrap_or(DEFAULT_TOP_K),
     );
     request.max_tokens = args.max_tokens;
-    request.as_of = args
-        .as_of
-        .as_deref()
-        .map(Timestamp::parse_rfc3339)
-        .transpose()?;
+    request.as_of = args.as_of.as_deref().map(point).transpose()?;
     request.include_history = args.include_history;
     request.include_archived = args.include_archived;
     request.filters = RecallFilters {
@@ -56,6 +53,13 @@ pub async fn run(args: RecallArgs) -> anyhow::Result<()> {
     }
     let client = args.client.connect().await?;
     let response = client.recall(request).await?;
+    if args.client.id_only() {
+        match response.recall_id {
+            Some(id) => println!("{id}"),
+            None => anyhow::bail!("the server keeps no retrieval log, so this recall has no id"),
+        }
+        return Ok(());
+    }
     emit(
         args.client.json(),
         || json::recall(&response),

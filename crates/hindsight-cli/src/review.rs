@@ -1,20 +1,15 @@
-use hindsight_core::Timestamp;
-
 use anyhow::Context;
 use hindsight_review::reflect::TaskTrace;
 
 use crate::cli::{ConflictsCommand, ReflectArgs, ReviewArgs};
 use crate::json;
+use crate::moment::point;
 use crate::output::{emit, join};
 use crate::table::Table;
 
 pub async fn run(args: ReviewArgs) -> anyhow::Result<()> {
     let bank = args.bank.parse()?;
-    let as_of = args
-        .as_of
-        .as_deref()
-        .map(Timestamp::parse_rfc3339)
-        .transpose()?;
+    let as_of = args.as_of.as_deref().map(point).transpose()?;
     let client = args.client.connect().await?;
     let report = client.review(bank, as_of).await?;
     emit(

@@ -1,10 +1,11 @@
 use std::io::Read;
 
 use anyhow::Context;
-use hindsight_core::{Disposition, Kind, Provenance, Timestamp, WriteRequest};
+use hindsight_core::{Disposition, Kind, Provenance, WriteRequest};
 
 use crate::cli::WriteArgs;
 use crate::json;
+use crate::moment::point;
 use crate::output::emit;
 
 pub async fn run(args: WriteArgs) -> anyhow::Result<()> {
@@ -35,11 +36,7 @@ pub async fn run(args: WriteArgs) -> anyhow::Result<()> {
             task_id: args.task_id,
             tool_call_id: args.tool_call_id,
         },
-        occurred_at: args
-            .occurred_at
-            .as_deref()
-            .map(Timestamp::parse_rfc3339)
-            .transpose()?,
+        occurred_at: args.occurred_at.as_deref().map(point).transpose()?,
         ttl_secs: args.ttl,
         confidence: args.confidence,
         importance: args.importance,
@@ -49,13 +46,25 @@ pub async fn run(args: WriteArgs) -> anyhow::Result<()> {
     };
     let client = args.client.connect().await?;
     let outcome = client.write(request).await?;
+    if args.client.id_only() {
+        match &outcome.disposition {
+            Disposition::RejectedLowImportance { scores } => {
+                anyhow::bail!("not kept: {scores} is below the threshold")
+            }
+            _ => println!("{}", outcome.id),
+        }
+        return Ok(());
+    }
     emit(
         args.client.json(),
         || json::write(&outcome),
         || match &outcome.disposition {
             Disposition::Created => format!("{}  created\n", outcome.id),
-            Disposition::MergedInto { target, .. } => {
-                format!("{}  merged into {target}\n", outcome.id)
+            Disposition::MergedInto { similarity, .. } => {
+                format!(
+                    "{}  merged: a duplicate of this memory (similarity {similarity:.2})\n",
+                    outcome.id
+                )
             }
             Disposition::Quarantined { reason } => {
                 format!("{}  quarantined: {reason}\n", outcome.id)

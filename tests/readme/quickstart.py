@@ -1,0 +1,171 @@
+"""Runs the quick start of a README against a real node and checks what each command prints.
+
+The quick start's ```console blocks hold `$ command` lines, each followed by the output it prints.
+A line `…` in an output stands for any number of lines; without one at the start (or end), the
+shown lines must be the first (or last) ones printed. Ids, times and decimals differ from run to
+run, so both sides are compared with those replaced by placeholders and runs of spaces collapsed.
+A command shown without output must print something, and `name=$(...)` must set `name`.
+
+The node is started here the way `hindsight serve` starts on its embedded default, in a fresh
+directory, on free ports that `HINDSIGHT_SERVER` points the commands at.
+"""
+
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
+TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b")
+DECIMAL = re.compile(r"\b\d+\.\d+\b")
+ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=\$\(")
+ANY = "…"
+
+
+def normalise(line):
+    line = TIME.sub("<time>", line)
+    line = ULID.sub("<id>", line)
+    line = DECIMAL.sub("<n>", line)
+    return " ".join(line.split())
+
+
+def quick_start(readme):
+    text = Path(readme).read_text(encoding="utf-8")
+    start = text.index("\n## Quick start")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else len(text)]
+
+
+def steps(section):
+    """[(command, [shown output lines])] of every console block, in order."""
+    found = []
+    for block in re.findall(r"```console\n(.*?)```", section, re.S):
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                found.append((line[2:], []))
+            elif found:
+                found[-1][1].append(line)
+            elif line.strip():
+                raise SystemExit(f"output before any command in a console block: {line!r}")
+    return found
+
+
+def matches(shown, printed):
+    """Whether the printed lines are what the shown lines say, `…` standing for any lines."""
+    chunks, chunk = [], []
+    for line in shown:
+        if line.strip() == ANY:
+            chunks.append(chunk)
+            chunk = []
+        else:
+            chunk.append(normalise(line))
+    chunks.append(chunk)
+    printed = [normalise(line) for line in printed]
+    anchored_start, anchored_end = bool(chunks[0]), bool(chunks[-1])
+    at = 0
+    for i, chunk in enumerate(chunks):
+        if not chunk:
+            continue
+        candidates = [at] if (i == 0 and anchored_start) else range(at, len(printed) - len(chunk) + 1)
+        for begin in candidates:
+            if printed[begin : begin + len(chunk)] == chunk:
+                at = begin + len(chunk)
+                break
+        else:
+            return False, f"not printed: {chunk[0]!r}" + (f" (and {len(chunk) - 1} more)" if len(chunk) > 1 else "")
+    if anchored_end and at != len(printed):
+        return False, f"printed more after the last shown line: {printed[at]!r}"
+    return True, ""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_node(binary, workdir):
+    grpc, http = free_port(), free_port()
+    log = open(workdir / "serve.log", "w")
+    node = subprocess.Popen(
+        [binary, "serve", "--data-dir", str(workdir / "data"),
+         "--grpc-addr", f"127.0.0.1:{grpc}", "--http-addr", f"127.0.0.1:{http}"],
+        cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        if node.poll() is not None:
+            raise SystemExit(f"the node exited: {(workdir / 'serve.log').read_text()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{http}/ready", timeout=2) as answer:
+                if answer.status == 200:
+                    return node, f"127.0.0.1:{grpc}"
+        except OSError:
+            pass
+        time.sleep(0.2)
+    node.kill()
+    raise SystemExit(f"the node was not ready in 180 s: {(workdir / 'serve.log').read_text()}")
+
+
+def main():
+    readme = sys.argv[1] if len(sys.argv) > 1 else "README.md"
+    binary = os.environ["HINDSIGHT_BIN"]
+    plan = steps(quick_start(readme))
+    if not plan:
+        raise SystemExit(f"{readme}: no `$` commands in its quick start")
+    with tempfile.TemporaryDirectory(prefix="hindsight-readme-") as tmp:
+        workdir = Path(tmp)
+        node, server = start_node(binary, workdir)
+        try:
+            out = workdir / "steps"
+            out.mkdir()
+            script = ["set -u"]
+            for i, (command, _) in enumerate(plan):
+                script.append(f"{{ {command} ; }} >{out}/{i}.out 2>{out}/{i}.err; echo $? >{out}/{i}.rc")
+                assigned = ASSIGNMENT.match(command)
+                if assigned:
+                    script.append(f'printf %s "${{{assigned.group(1)}:-}}" >{out}/{i}.value')
+            env = dict(os.environ, HINDSIGHT_SERVER=server)
+            # The README's `hindsight` is whichever binary is tested, first on the PATH.
+            env["PATH"] = f"{Path(binary).resolve().parent}{os.pathsep}{env['PATH']}"
+            subprocess.run(["bash", "-c", "\n".join(script)], cwd=workdir, env=env, check=False, timeout=600)
+            failures = 0
+            for i, (command, shown) in enumerate(plan):
+                rc_file = out / f"{i}.rc"
+                rc = rc_file.read_text().strip() if rc_file.exists() else "not run"
+                printed = (out / f"{i}.out").read_text() if (out / f"{i}.out").exists() else ""
+                errors = (out / f"{i}.err").read_text() if (out / f"{i}.err").exists() else ""
+                problem = ""
+                if rc != "0":
+                    problem = f"exit status {rc}: {errors.strip()}"
+                elif ASSIGNMENT.match(command):
+                    if not (out / f"{i}.value").read_text():
+                        problem = f"set nothing: {errors.strip()}"
+                elif shown:
+                    ok, why = matches(shown, printed.splitlines())
+                    if not ok:
+                        problem = f"{why}\n--- printed:\n{printed}"
+                elif not command.startswith("export ") and not printed.strip():
+                    problem = "printed nothing"
+                print(f"{'ok ' if not problem else 'FAIL'}  $ {command}")
+                if problem:
+                    failures += 1
+                    print("      " + problem.replace("\n", "\n      "))
+            print(f"{len(plan) - failures} of {len(plan)} quick-start commands print what {readme} shows")
+            return 1 if failures else 0
+        finally:
+            node.terminate()
+            try:
+                node.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                node.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
