@@ -282,6 +282,24 @@ async function steps(page, base, seeded, api) {
 
   // Recall playground.
   await page.click(tid('tab-recall'));
+  // Every option says what it is and fits its box: a placeholder cut short reads as another word.
+  for (const [field, placeholder] of [['recall-min-confidence', 'default'], ['recall-max-tokens', 'no limit']]) {
+    const input = page.locator(tid(field));
+    assert.equal(await input.getAttribute('placeholder'), placeholder, `${field} placeholder`);
+    const fits = await input.evaluate((el) => {
+      const probe = document.createElement('span');
+      probe.style.font = getComputedStyle(el).font;
+      probe.style.cssText += ';position:absolute;visibility:hidden;white-space:nowrap;width:auto';
+      probe.textContent = el.placeholder;
+      document.body.append(probe);
+      const width = probe.getBoundingClientRect().width;
+      probe.remove();
+      const style = getComputedStyle(el);
+      const inner = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      return { width, inner };
+    });
+    assert.ok(fits.width <= fits.inner, `${field}: placeholder ${fits.width}px wide in a ${fits.inner}px box`);
+  }
   await page.fill(tid('recall-query'), 'Which instances does the staging cluster run on?');
   await page.fill(tid('recall-topk'), '5');
   await page.selectOption(tid('recall-intent'), 'facts');

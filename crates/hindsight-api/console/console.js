@@ -615,7 +615,7 @@
     intent.value = form.intent || 'any';
     const includeHistory = h('input', { type: 'checkbox', checked: !!form.include_history, testid: 'recall-include-history' });
     const includeArchived = h('input', { type: 'checkbox', checked: !!form.include_archived, testid: 'recall-include-archived' });
-    const minConf = h('input', { type: 'number', min: 0, max: 1, step: 0.05, placeholder: 'bank', value: form.min_confidence ?? '', testid: 'recall-min-confidence', class: 'narrow' });
+    const minConf = h('input', { type: 'number', min: 0, max: 1, step: 0.05, placeholder: 'default', title: 'Leave empty for the bank\u2019s own minimum', value: form.min_confidence ?? '', testid: 'recall-min-confidence', class: 'medium' });
     const kinds = h('select', { testid: 'recall-kind' },
       h('option', { value: '' }, 'all kinds'),
       ['semantic', 'episodic', 'working'].map((k) => h('option', { value: k }, k)));
@@ -623,7 +623,7 @@
     const tags = h('input', { type: 'text', placeholder: 'tags, comma separated', value: form.tags || '', testid: 'recall-tags' });
     const asOf = h('input', { type: 'text', placeholder: 'as of (RFC 3339)', value: form.as_of || '', testid: 'recall-as-of' });
     const role = h('input', { type: 'text', placeholder: 'agent role', value: form.agent_role || '', testid: 'recall-agent-role' });
-    const maxTokens = h('input', { type: 'number', min: 1, placeholder: 'max tokens', value: form.max_tokens || '', testid: 'recall-max-tokens', class: 'narrow' });
+    const maxTokens = h('input', { type: 'number', min: 1, placeholder: 'no limit', title: 'Stop once the results\u2019 contents reach this many tokens', value: form.max_tokens || '', testid: 'recall-max-tokens', class: 'medium' });
     const submit = h('button', { type: 'submit', class: 'primary', testid: 'recall-submit' }, 'Recall');
     const out = h('div', { class: 'results', testid: 'recall-results' });
 
@@ -664,7 +664,8 @@
         h('label', null, 'top k ', topK),
         h('label', null, 'intent ', intent),
         h('label', null, 'min confidence ', minConf),
-        kinds, tags, asOf, role, maxTokens,
+        h('label', null, 'max tokens ', maxTokens),
+        kinds, tags, asOf, role,
         h('label', { class: 'check', title: 'Also superseded, falsified, expired, archived and quarantined memories' }, includeHistory, 'include history'),
         h('label', { class: 'check', title: 'Archived memories whatever their confidence; each one returned is restored' }, includeArchived, 'include archived (restores them)')));
 
