@@ -1,13 +1,18 @@
-"""Runs the quick start of a README against a real node and checks what each command prints.
+"""Runs the commands of a document's section against a real node and checks what each prints.
 
-The quick start's ```console blocks hold `$ command` lines, each followed by the output it prints.
+Usage: quickstart.py FILE [SECTION] [--show]   (SECTION: a `## ` heading, default "Quick start")
+
+The section's ```console blocks hold `$ command` lines, each followed by the output it prints.
 A line `…` in an output stands for any number of lines; without one at the start (or end), the
-shown lines must be the first (or last) ones printed. Ids, times and decimals differ from run to
-run, so both sides are compared with those replaced by placeholders and runs of spaces collapsed.
-A command shown without output must print something, and `name=$(...)` must set `name`.
+shown lines must be the first (or last) ones printed. A shown line ending in `…` stands for every
+printed line that begins with the rest. Ids, times and decimals differ from run to run, so both
+sides are compared with those replaced by placeholders and runs of spaces collapsed. A command
+shown without output must print something, and `name=$(...)` must set `name`.
 
 The node is started here the way `hindsight serve` starts on its embedded default, in a fresh
-directory, on free ports that `HINDSIGHT_SERVER` points the commands at.
+directory, on free ports: `HINDSIGHT_SERVER` points the CLI at it, and the default addresses in
+the commands (127.0.0.1:7400 for gRPC, 127.0.0.1:7401 for HTTP) are replaced by its own. `--show`
+prints what each command printed.
 """
 
 import os
@@ -25,6 +30,7 @@ ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b")
 DECIMAL = re.compile(r"\b\d+\.\d+\b")
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=\$\(")
+SETTING = re.compile(r"^(export )?[A-Za-z_][A-Za-z0-9_]*=")
 ANY = "…"
 
 
@@ -35,9 +41,9 @@ def normalise(line):
     return " ".join(line.split())
 
 
-def quick_start(readme):
+def section_of(readme, heading):
     text = Path(readme).read_text(encoding="utf-8")
-    start = text.index("\n## Quick start")
+    start = text.index(f"\n## {heading}")
     end = text.find("\n## ", start + 1)
     return text[start : end if end > 0 else len(text)]
 
@@ -54,6 +60,12 @@ def steps(section):
             elif line.strip():
                 raise SystemExit(f"output before any command in a console block: {line!r}")
     return found
+
+
+def same(shown, printed):
+    if shown.endswith(ANY) and shown != ANY:
+        return printed.startswith(shown[: -len(ANY)].rstrip())
+    return shown == printed
 
 
 def matches(shown, printed):
@@ -74,7 +86,8 @@ def matches(shown, printed):
             continue
         candidates = [at] if (i == 0 and anchored_start) else range(at, len(printed) - len(chunk) + 1)
         for begin in candidates:
-            if printed[begin : begin + len(chunk)] == chunk:
+            window = printed[begin : begin + len(chunk)]
+            if len(window) == len(chunk) and all(same(a, b) for a, b in zip(chunk, window)):
                 at = begin + len(chunk)
                 break
         else:
@@ -105,7 +118,7 @@ def start_node(binary, workdir):
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{http}/ready", timeout=2) as answer:
                 if answer.status == 200:
-                    return node, f"127.0.0.1:{grpc}"
+                    return node, f"127.0.0.1:{grpc}", f"127.0.0.1:{http}"
         except OSError:
             pass
         time.sleep(0.2)
@@ -114,19 +127,23 @@ def start_node(binary, workdir):
 
 
 def main():
-    readme = sys.argv[1] if len(sys.argv) > 1 else "README.md"
+    args = [a for a in sys.argv[1:] if a != "--show"]
+    show = "--show" in sys.argv[1:]
+    readme = args[0] if args else "README.md"
+    heading = args[1] if len(args) > 1 else "Quick start"
     binary = os.environ["HINDSIGHT_BIN"]
-    plan = steps(quick_start(readme))
+    plan = steps(section_of(readme, heading))
     if not plan:
-        raise SystemExit(f"{readme}: no `$` commands in its quick start")
+        raise SystemExit(f"{readme}: no `$` commands in its section {heading!r}")
     with tempfile.TemporaryDirectory(prefix="hindsight-readme-") as tmp:
         workdir = Path(tmp)
-        node, server = start_node(binary, workdir)
+        node, server, http = start_node(binary, workdir)
         try:
             out = workdir / "steps"
             out.mkdir()
             script = ["set -u"]
             for i, (command, _) in enumerate(plan):
+                command = command.replace("127.0.0.1:7401", http).replace("127.0.0.1:7400", server)
                 script.append(f"{{ {command} ; }} >{out}/{i}.out 2>{out}/{i}.err; echo $? >{out}/{i}.rc")
                 assigned = ASSIGNMENT.match(command)
                 if assigned:
@@ -151,13 +168,15 @@ def main():
                     ok, why = matches(shown, printed.splitlines())
                     if not ok:
                         problem = f"{why}\n--- printed:\n{printed}"
-                elif not command.startswith("export ") and not printed.strip():
+                elif not SETTING.match(command) and not printed.strip():
                     problem = "printed nothing"
                 print(f"{'ok ' if not problem else 'FAIL'}  $ {command}")
+                if show:
+                    print("      " + (printed + errors).rstrip().replace("\n", "\n      "))
                 if problem:
                     failures += 1
                     print("      " + problem.replace("\n", "\n      "))
-            print(f"{len(plan) - failures} of {len(plan)} quick-start commands print what {readme} shows")
+            print(f"{len(plan) - failures} of {len(plan)} commands of {heading!r} print what {readme} shows")
             return 1 if failures else 0
         finally:
             node.terminate()
