@@ -1,13 +1,14 @@
 //! Which judge a review cycle uses, and the model-backed one under its token budgets.
 //!
 //! The rules judge is free and decides every pair. The LLM judge sees the pairs in batches only
-//! as far as the bank's per-cycle budget and the node's per-interval budget allow; each batch is
+//! as far as the bank's per-cycle budget and the node's per-interval budget allow (reserved from
+//! the node's before the first call, so cycles of several banks at once share it); each batch is
 //! charged its prompt estimate plus the most the model may answer, before it is sent, so recorded
 //! usage never passes a budget. What does not fit, and what the model could not answer, waits in
 //! the bank's review state for the next cycle.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hindsight_core::review::{QuarantineCheck, QuarantineRuling};
 use hindsight_core::{Memory, MemoryId, Status};
@@ -16,10 +17,10 @@ use hindsight_llm::{
     QuarantineDecision, QuarantineItem, Side, Statement, MAX_BATCH_ITEMS,
 };
 use hindsight_review::{plan_batches, Judge, Judgement, Pair, Relation, RulesJudge, TokenBudget};
-use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::NodeError;
+use crate::token_window::TokenWindow;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -70,8 +71,8 @@ pub struct LlmJudge {
     judge: PairJudge,
     kind: JudgeKind,
     settings: LlmJudgeSection,
-    /// Start of the node's budget interval and the tokens spent in it.
-    window: Mutex<(Instant, u64)>,
+    /// The node's tokens per interval, reserved by each cycle before it calls the model.
+    window: TokenWindow,
 }
 
 /// What judging one cycle's pairs produced.
@@ -94,7 +95,10 @@ impl LlmJudge {
             judge,
             kind,
             settings: settings.clone(),
-            window: Mutex::new((Instant::now(), 0)),
+            window: TokenWindow::new(
+                settings.node_budget_tokens,
+                Duration::from_secs(settings.node_budget_interval_secs),
+            ),
         })
     }
 
@@ -105,24 +109,11 @@ impl LlmJudge {
         }
     }
 
-    /// Tokens the node may still spend in the current interval.
-    fn node_remaining(&self) -> u64 {
-        let mut window = self.window.lock();
-        let interval = Duration::from_secs(self.settings.node_budget_interval_secs.max(1));
-        if window.0.elapsed() >= interval {
-            *window = (Instant::now(), 0);
-        }
-        self.settings.node_budget_tokens.saturating_sub(window.1)
-    }
-
-    fn charge(&self, tokens: u64) {
-        self.window.lock().1 += tokens;
-    }
-
     /// Judges `pairs` as far as the budgets allow. Blocking: call it off the async runtime.
     pub fn judge_within_budget(&self, pairs: Vec<Pair>) -> Judged {
         let bank_limit = self.settings.bank_budget_tokens;
-        let mut budget = TokenBudget::new(bank_limit as usize, self.node_remaining() as usize);
+        let reservation = self.window.reserve(bank_limit);
+        let mut budget = TokenBudget::new(bank_limit as usize, reservation.granted() as usize);
         // A consensus judgement sends each prompt once per sample and gets as many answers.
         let samples = match self.kind {
             JudgeKind::Consensus => self.settings.judge.consensus_samples.max(1) as usize,
@@ -186,7 +177,7 @@ impl LlmJudge {
                 }
             }
         }
-        self.charge(used);
+        reservation.settle(used);
         Judged {
             judgements,
             deferred,
@@ -217,11 +208,10 @@ impl LlmJudge {
     /// per memory whatever the judge kind. Blocking: call it off the async runtime.
     pub fn check_quarantined(&self, memories: &[Arc<Memory>], spent: u64) -> QuarantineChecks {
         let judge = format!("llm:{}", self.judge.client().model());
-        let mut allowance = self
-            .settings
-            .bank_budget_tokens
-            .saturating_sub(spent)
-            .min(self.node_remaining());
+        let reservation = self
+            .window
+            .reserve(self.settings.bank_budget_tokens.saturating_sub(spent));
+        let mut allowance = reservation.granted();
         let mut out = QuarantineChecks::default();
         let mut endpoint_down: Option<String> = None;
         for chunk in memories.chunks(self.settings.batch_size.clamp(1, MAX_BATCH_ITEMS)) {
@@ -282,7 +272,7 @@ impl LlmJudge {
                     .extend(chunk.iter().map(|m| (m.id, e.to_string()))),
             }
         }
-        self.charge(out.tokens_used);
+        reservation.settle(out.tokens_used);
         out
     }
 }

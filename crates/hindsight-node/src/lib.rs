@@ -30,6 +30,7 @@ pub mod reflecting;
 mod review;
 mod reviewer;
 mod telemetry;
+mod token_window;
 pub mod transfer;
 mod writer;
 

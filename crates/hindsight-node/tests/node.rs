@@ -710,6 +710,53 @@ mod review_budget {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn twenty_banks_reviewed_at_once_spend_no_more_than_the_node_budget() {
+        let (url, requests) = scripted_model();
+        let node_budget = 4_000;
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(dir.path());
+        config.review.judge = JudgeKind::Llm;
+        config.review.llm.chat.base_url = url;
+        config.review.llm.chat.api_key_env = None;
+        config.review.llm.chat.max_output_tokens = 200;
+        config.review.llm.bank_budget_tokens = 2_500;
+        config.review.llm.node_budget_tokens = node_budget;
+        let node = Node::start(config).await.unwrap();
+        let banks: Vec<String> = (0..20).map(|i| format!("a/fleet-{i}")).collect();
+        for name in &banks {
+            let drinks = ["a flat white", "an espresso", "a cortado", "a latte"];
+            let requests = drinks
+                .iter()
+                .enumerate()
+                .map(|(i, drink)| {
+                    let mut request = write(name, &format!("My usual coffee is {drink}."));
+                    request.occurred_at = Some(ts(&format!("2026-03-{:02}T09:00:00Z", i + 1)));
+                    request
+                })
+                .collect();
+            node.write_batch(requests).await.unwrap();
+        }
+        // Every bank's cycle starts before any has finished, as scheduled cycles do on a busy node.
+        let cycles =
+            futures::future::join_all(banks.iter().map(|name| node.review(bank(name), None))).await;
+        let mut spent = 0;
+        let mut deferred = 0;
+        for cycle in cycles {
+            let cycle = cycle.unwrap().cycle;
+            spent += cycle.tokens_used;
+            deferred += cycle.pairs_deferred;
+        }
+        assert!(
+            spent <= node_budget,
+            "20 cycles at once spent {spent} tokens of a node budget of {node_budget}"
+        );
+        assert!(spent > 0 && requests.load(Ordering::SeqCst) > 0);
+        // 20 banks of 6 pairs cost far more than the budget: the rest waits, none is lost.
+        assert!(deferred > 0, "the budget left pairs for later cycles");
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn no_cycle_spends_more_than_its_budget_and_the_rest_is_judged_later() {
         let (url, requests) = scripted_model();
         let budget = 2_500;
