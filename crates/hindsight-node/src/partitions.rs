@@ -400,6 +400,9 @@ impl Partitions {
         let config = StoreConfig {
             group_id: group,
             initialize_if_empty: first,
+            // The group may have moved off this node while it was down: the placement then
+            // closes the replica, or its leader adds it back.
+            open_when_removed: true,
             ..self.store_config.clone()
         };
         let store = hindsight_store::open_cluster(

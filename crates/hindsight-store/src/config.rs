@@ -40,6 +40,11 @@ pub struct StoreConfig {
     /// How long a proposal or a linearizable read waits for a leader to be known (and for a
     /// follower's state to catch up with the leader's read index) before giving up.
     pub leader_wait: Duration,
+    /// Open a log whose membership no longer counts this node (its group removed it while it was
+    /// down) as a non-member that waits to be added back or closed, instead of refusing to start.
+    /// For partition replicas, which the placement moves between nodes; a node's main store
+    /// keeps the refusal, which catches a data directory started with another node's id.
+    pub open_when_removed: bool,
 }
 
 impl Default for StoreConfig {
@@ -61,6 +66,7 @@ impl Default for StoreConfig {
             snapshot_timeout: Duration::from_secs(60),
             initialize_if_empty: true,
             leader_wait: Duration::from_secs(10),
+            open_when_removed: false,
         }
     }
 }

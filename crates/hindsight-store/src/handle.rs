@@ -182,6 +182,15 @@ impl StoreHandle {
                 return Ok(());
             }
             [only] if *only == id => {}
+            [only] if self.config.open_when_removed => {
+                tracing::info!(
+                    node = id,
+                    group = self.config.group_id,
+                    voter = only,
+                    "this node was removed from the group while it was down; waiting to be added back"
+                );
+                return Ok(());
+            }
             [only] => {
                 return Err(StoreError::Config(format!(
                     "this data directory belongs to node {only}, but node_id is {id}"

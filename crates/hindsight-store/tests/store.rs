@@ -11,6 +11,8 @@ mod durability;
 mod group_commit;
 #[path = "store/listener.rs"]
 mod listener;
+#[path = "store/membership.rs"]
+mod membership;
 #[path = "store/raft_suite.rs"]
 mod raft_suite;
 #[path = "store/reads.rs"]
