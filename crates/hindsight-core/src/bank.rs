@@ -81,7 +81,10 @@ impl fmt::Debug for BankName {
 }
 
 /// Recall's lifecycle score weights: `relevance·w_r + confidence·w_c + freshness·w_f`.
+///
+/// A config file may give some weights only; the others keep their defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ScoringWeights {
     pub relevance: f32,
     pub confidence: f32,
@@ -91,12 +94,7 @@ pub struct ScoringWeights {
     /// Freshness of semantic memory (facts, preferences, procedures, lessons, rules) decays over
     /// this many days instead: a fact stays true until it is superseded or its validity ends, so
     /// age alone should barely move it.
-    #[serde(default = "default_fact_freshness_days")]
     pub fact_freshness_days: f32,
-}
-
-fn default_fact_freshness_days() -> f32 {
-    365.0
 }
 
 impl ScoringWeights {
@@ -116,7 +114,7 @@ impl Default for ScoringWeights {
             confidence: 0.3,
             freshness: 0.1,
             freshness_days: 30.0,
-            fact_freshness_days: default_fact_freshness_days(),
+            fact_freshness_days: 365.0,
         }
     }
 }
