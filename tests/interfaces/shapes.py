@@ -11,13 +11,14 @@ ids must agree everywhere too: the interfaces differ in form only.
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import real_node  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BANK = "shapes/agent"
@@ -56,38 +57,11 @@ def ranked_ids(answer):
     return [h["memory"]["id"] for h in answer.get("hits", [])]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def http_json(url, body=None):
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as answer:
         return json.load(answer)
-
-
-def start_node(binary, workdir):
-    grpc, http = free_port(), free_port()
-    log = open(workdir / "serve.log", "w")
-    node = subprocess.Popen(
-        [binary, "serve", "--data-dir", str(workdir / "data"),
-         "--grpc-addr", f"127.0.0.1:{grpc}", "--http-addr", f"127.0.0.1:{http}"],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if node.poll() is not None:
-            raise SystemExit(f"the node exited: {(workdir / 'serve.log').read_text()}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{http}/ready", timeout=2):
-                return node, f"127.0.0.1:{grpc}", f"127.0.0.1:{http}"
-        except OSError:
-            time.sleep(0.2)
-    node.kill()
-    raise SystemExit("the node was not ready in 180 s")
 
 
 def seed(http):
@@ -182,7 +156,7 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="hindsight-shapes-") as tmp:
         workdir = Path(tmp)
-        node, grpc, http = start_node(binary, workdir)
+        node, grpc, http = real_node.start(binary, workdir)
         try:
             seed(http)
             reference = http_json(f"http://{http}/v1/banks/{BANK.replace('/', '%2F')}/recall",
@@ -231,11 +205,7 @@ def main():
                 else:
                     print(f"ok    {name}: the same {len(got)} field paths{'' if rule == 'equal' else ' (a subset)'} and ranking")
         finally:
-            node.terminate()
-            try:
-                node.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                node.kill()
+            real_node.stop(node)
     if failures:
         print(f"{len(failures)} interface(s) differ from docs/RECALL-RESULT.md: {', '.join(failures)}")
         return 1

@@ -17,14 +17,13 @@ prints what each command printed.
 
 import os
 import re
-import shlex
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+import real_node  # noqa: E402
 
 ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b")
@@ -97,35 +96,6 @@ def matches(shown, printed):
     return True, ""
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_node(binary, workdir):
-    grpc, http = free_port(), free_port()
-    log = open(workdir / "serve.log", "w")
-    node = subprocess.Popen(
-        [binary, "serve", "--data-dir", str(workdir / "data"),
-         "--grpc-addr", f"127.0.0.1:{grpc}", "--http-addr", f"127.0.0.1:{http}"],
-        cwd=workdir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if node.poll() is not None:
-            raise SystemExit(f"the node exited: {(workdir / 'serve.log').read_text()}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{http}/ready", timeout=2) as answer:
-                if answer.status == 200:
-                    return node, f"127.0.0.1:{grpc}", f"127.0.0.1:{http}"
-        except OSError:
-            pass
-        time.sleep(0.2)
-    node.kill()
-    raise SystemExit(f"the node was not ready in 180 s: {(workdir / 'serve.log').read_text()}")
-
-
 def main():
     args = [a for a in sys.argv[1:] if a != "--show"]
     show = "--show" in sys.argv[1:]
@@ -137,7 +107,7 @@ def main():
         raise SystemExit(f"{readme}: no `$` commands in its section {heading!r}")
     with tempfile.TemporaryDirectory(prefix="hindsight-readme-") as tmp:
         workdir = Path(tmp)
-        node, server, http = start_node(binary, workdir)
+        node, server, http = real_node.start(binary, workdir)
         try:
             out = workdir / "steps"
             out.mkdir()
@@ -179,11 +149,7 @@ def main():
             print(f"{len(plan) - failures} of {len(plan)} commands of {heading!r} print what {readme} shows")
             return 1 if failures else 0
         finally:
-            node.terminate()
-            try:
-                node.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                node.kill()
+            real_node.stop(node)
 
 
 if __name__ == "__main__":

@@ -663,18 +663,24 @@ mod review_budget {
         (format!("http://{addr}/v1"), requests)
     }
 
+    /// A node whose review asks the model at `url`, each bank's cycle within `bank_budget` tokens.
+    fn model_judged(dir: &Path, url: String, bank_budget: u64) -> NodeConfig {
+        let mut config = config(dir);
+        config.review.judge = JudgeKind::Llm;
+        config.review.llm.chat.base_url = url;
+        config.review.llm.chat.api_key_env = None;
+        config.review.llm.chat.max_output_tokens = 200;
+        config.review.llm.bank_budget_tokens = bank_budget;
+        config
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn re_asks_after_bad_answers_stay_within_the_budget_and_lose_no_pair() {
         let (url, requests) = scripted(true);
         let budget = 2_500;
         let dir = tempfile::tempdir().unwrap();
-        let mut config = config(dir.path());
-        config.review.judge = JudgeKind::Llm;
-        config.review.llm.chat.base_url = url;
-        config.review.llm.chat.api_key_env = None;
-        config.review.llm.chat.max_output_tokens = 200;
+        let mut config = model_judged(dir.path(), url, budget);
         config.review.llm.chat.max_retries = 3;
-        config.review.llm.bank_budget_tokens = budget;
         let node = Node::start(config).await.unwrap();
         for (i, drink) in [
             "a flat white",
@@ -714,12 +720,7 @@ mod review_budget {
         let (url, requests) = scripted_model();
         let node_budget = 4_000;
         let dir = tempfile::tempdir().unwrap();
-        let mut config = config(dir.path());
-        config.review.judge = JudgeKind::Llm;
-        config.review.llm.chat.base_url = url;
-        config.review.llm.chat.api_key_env = None;
-        config.review.llm.chat.max_output_tokens = 200;
-        config.review.llm.bank_budget_tokens = 2_500;
+        let mut config = model_judged(dir.path(), url, 2_500);
         config.review.llm.node_budget_tokens = node_budget;
         let node = Node::start(config).await.unwrap();
         let banks: Vec<String> = (0..20).map(|i| format!("a/fleet-{i}")).collect();
@@ -761,12 +762,7 @@ mod review_budget {
         let (url, requests) = scripted_model();
         let budget = 2_500;
         let dir = tempfile::tempdir().unwrap();
-        let mut config = config(dir.path());
-        config.review.judge = JudgeKind::Llm;
-        config.review.llm.chat.base_url = url;
-        config.review.llm.chat.api_key_env = None;
-        config.review.llm.chat.max_output_tokens = 200;
-        config.review.llm.bank_budget_tokens = budget;
+        let config = model_judged(dir.path(), url, budget);
         let node = Node::start(config).await.unwrap();
         let drinks = [
             "a flat white",
