@@ -5,6 +5,7 @@ Usage: test_mcp.py BINARY GRPC_ADDR HTTP_ADDR
 """
 
 import asyncio
+import datetime
 import json
 import sys
 import tempfile
@@ -23,7 +24,44 @@ TOOLS = {
     "memory_trace",
     "memory_forget",
     "memory_reflect",
+    "memory_feedback",
+    "memory_get",
+    "memory_list_banks",
 }
+
+# docs/RECALL-RESULT.md, "What each interface may leave out": memory_search's result, exactly.
+SEARCH_KEYS = {"hits", "time_window", "recall_id"}
+HIT_KEYS = {"memory", "status", "score", "explain"}
+MEMORY_KEYS = {
+    "id",
+    "bank",
+    "kind",
+    "subtype",
+    "content",
+    "confidence",
+    "critical",
+    "tags",
+    "occurred_at",
+    "valid_to",
+    "provenance",
+}
+
+
+def assert_search_shape(found):
+    """The documented subset of the recall result: no key more, none less, nothing flattened."""
+    assert set(found) in (SEARCH_KEYS, SEARCH_KEYS | {"note"}), sorted(found)
+    assert isinstance(found["hits"], list) and isinstance(found["recall_id"], str), found
+    for hit in found["hits"]:
+        assert set(hit) == HIT_KEYS, sorted(hit)
+        assert set(hit["memory"]) == MEMORY_KEYS, sorted(hit["memory"])
+        assert set(hit["memory"]["provenance"]) == {"source"}, hit["memory"]["provenance"]
+        assert set(hit["status"]) == {"name"}, hit["status"]
+        assert set(hit["explain"]) == {"flags"}, hit["explain"]
+        assert isinstance(hit["explain"]["flags"], list) and isinstance(hit["memory"]["tags"], list)
+
+
+def hit_ids(found):
+    return [h["memory"]["id"] for h in found["hits"]]
 
 
 def text_of(result):
@@ -54,6 +92,8 @@ async def exercise(client, bank_args, marker):
         assert tool.description and "Call" in tool.description, f"{tool.name} says when to call it"
         assert tool.input_schema.get("type") == "object"
 
+    # A moment before the write, for searching the bank as it was then.
+    before_write = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=2)).isoformat()
     content = f"The user wants weekly reports on Fridays ({marker})"
     written = await ok(
         client,
@@ -63,8 +103,45 @@ async def exercise(client, bank_args, marker):
     assert written["disposition"] == "created", written
     memory_id = written["id"]
 
-    found = await ok(client, "memory_search", {**bank_args, "query": f"when does the user want reports {marker}"})
-    assert any(m["id"] == memory_id and m["content"] == content for m in found["memories"]), found
+    query = f"when does the user want reports {marker}"
+    found = await ok(client, "memory_search", {**bank_args, "query": query, "intent": "preferences"})
+    assert_search_shape(found)
+    hit = next(h for h in found["hits"] if h["memory"]["id"] == memory_id)
+    assert hit["memory"]["content"] == content and hit["memory"]["subtype"] == "preference", hit
+    assert hit["memory"]["provenance"]["source"] == "user" and hit["status"]["name"] == "active", hit
+    assert found["recall_id"], "the node keeps a retrieval log by default"
+
+    # Feedback on what that search returned moves the memory's confidence.
+    fed = await ok(
+        client,
+        "memory_feedback",
+        {"recall_id": found["recall_id"], "memory_id": memory_id, "outcome": "helpful"},
+    )
+    assert fed["applied"] is True, fed
+    assert fed["confidence_after"] > fed["confidence_before"], fed
+    assert fed["confidence_before"] == hit["memory"]["confidence"], (fed, hit)
+    message = await refused(
+        client, "memory_feedback", {"recall_id": found["recall_id"], "memory_id": memory_id, "outcome": "great"}
+    )
+    assert message, "an unknown outcome is a tool error"
+
+    got = await ok(client, "memory_get", {"id": memory_id})
+    assert got["id"] == memory_id and got["content"] == content, got
+    assert got["confidence"] == fed["confidence_after"], (got, fed)
+    message = await refused(client, "memory_get", {"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"})
+    assert message.startswith("not found"), message
+
+    banks = await ok(client, "memory_list_banks", {})
+    bank = bank_args.get("bank") or banks.get("default_bank")
+    listed = {b["name"]: b for b in banks["banks"]}
+    assert bank in listed and listed[bank]["memory_count"] >= 1, banks
+
+    # As the bank was before the write, the write is not there yet.
+    then = await ok(client, "memory_search", {**bank_args, "query": query, "as_of": before_write})
+    assert_search_shape(then)
+    assert memory_id not in hit_ids(then), then
+    message = await refused(client, "memory_search", {**bank_args, "query": query, "as_of": "last Friday"})
+    assert message.startswith("invalid argument") and "as_of" in message, message
 
     traced = await ok(client, "memory_trace", {"id": memory_id})
     assert traced["memory"]["id"] == memory_id
@@ -77,7 +154,8 @@ async def exercise(client, bank_args, marker):
     await refused(client, "memory_resolve_conflict", {**bank_args, "conflict_id": 1, "outcome": "keep_neither"})
 
     again = await ok(client, "memory_search", {**bank_args, "query": f"weekly reports {marker}"})
-    assert again["count"] >= 1, again
+    assert_search_shape(again)
+    assert memory_id in hit_ids(again), again
 
 
 async def over_stdio(binary, grpc, log):

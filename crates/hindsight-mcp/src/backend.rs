@@ -63,6 +63,19 @@ pub trait Backend: Send + Sync + 'static {
         key: Option<&str>,
         request: pb::ReflectRequest,
     ) -> Result<pb::ReflectResponse, Status>;
+
+    async fn feedback(
+        &self,
+        key: Option<&str>,
+        request: pb::FeedbackRequest,
+    ) -> Result<pb::FeedbackResponse, Status>;
+
+    /// The banks the key may read; the node leaves out the others.
+    async fn list_banks(
+        &self,
+        key: Option<&str>,
+        request: pb::ListBanksRequest,
+    ) -> Result<pb::ListBanksResponse, Status>;
 }
 
 /// `message` as a gRPC request carrying `authorization: Bearer <key>`, the way the services

@@ -3,8 +3,9 @@
 
 use async_trait::async_trait;
 use hindsight_api::pb;
+use hindsight_api::pb::bank_service_server::BankService;
 use hindsight_api::pb::memory_service_server::MemoryService;
-use hindsight_api::MemoryApi;
+use hindsight_api::{BankApi, MemoryApi};
 use hindsight_node::Node;
 use tonic::Status;
 
@@ -14,12 +15,14 @@ use crate::backend::{authorized, Backend};
 #[derive(Clone)]
 pub struct LocalBackend {
     memory: MemoryApi,
+    banks: BankApi,
 }
 
 impl LocalBackend {
     pub fn new(node: Node) -> Self {
         LocalBackend {
-            memory: MemoryApi::new(node),
+            memory: MemoryApi::new(node.clone()),
+            banks: BankApi::new(node),
         }
     }
 }
@@ -105,5 +108,23 @@ impl Backend for LocalBackend {
     ) -> Result<pb::ReflectResponse, Status> {
         let request = authorized(key, request)?;
         Ok(self.memory.reflect(request).await?.into_inner())
+    }
+
+    async fn feedback(
+        &self,
+        key: Option<&str>,
+        request: pb::FeedbackRequest,
+    ) -> Result<pb::FeedbackResponse, Status> {
+        let request = authorized(key, request)?;
+        Ok(self.memory.feedback(request).await?.into_inner())
+    }
+
+    async fn list_banks(
+        &self,
+        key: Option<&str>,
+        request: pb::ListBanksRequest,
+    ) -> Result<pb::ListBanksResponse, Status> {
+        let request = authorized(key, request)?;
+        Ok(self.banks.list_banks(request).await?.into_inner())
     }
 }

@@ -4,6 +4,7 @@ use std::error::Error as _;
 
 use async_trait::async_trait;
 use hindsight_api::pb;
+use hindsight_api::pb::bank_service_client::BankServiceClient;
 use hindsight_api::pb::memory_service_client::MemoryServiceClient;
 use hindsight_api::{AuthedChannel, HindsightClient};
 use tokio::sync::Mutex;
@@ -35,17 +36,24 @@ impl RemoteBackend {
         }
     }
 
-    async fn memory(&self) -> Result<MemoryServiceClient<AuthedChannel>, Status> {
+    async fn connected(&self) -> Result<HindsightClient, Status> {
         let mut client = self.client.lock().await;
         if let Some(client) = client.as_ref() {
-            return Ok(client.memory_client());
+            return Ok(client.clone());
         }
         let connected = HindsightClient::connect(&self.addr)
             .await
             .map_err(|e| Status::unavailable(e.to_string()))?;
-        let memory = connected.memory_client();
-        *client = Some(connected);
-        Ok(memory)
+        *client = Some(connected.clone());
+        Ok(connected)
+    }
+
+    async fn memory(&self) -> Result<MemoryServiceClient<AuthedChannel>, Status> {
+        Ok(self.connected().await?.memory_client())
+    }
+
+    async fn banks(&self) -> Result<BankServiceClient<AuthedChannel>, Status> {
+        Ok(self.connected().await?.bank_client())
     }
 
     /// A call the transport failed (the node went away) reads as the node being unreachable,
@@ -148,5 +156,23 @@ impl Backend for RemoteBackend {
     ) -> Result<pb::ReflectResponse, Status> {
         let request = authorized(key, request)?;
         self.reached(self.memory().await?.reflect(request).await)
+    }
+
+    async fn feedback(
+        &self,
+        key: Option<&str>,
+        request: pb::FeedbackRequest,
+    ) -> Result<pb::FeedbackResponse, Status> {
+        let request = authorized(key, request)?;
+        self.reached(self.memory().await?.feedback(request).await)
+    }
+
+    async fn list_banks(
+        &self,
+        key: Option<&str>,
+        request: pb::ListBanksRequest,
+    ) -> Result<pb::ListBanksResponse, Status> {
+        let request = authorized(key, request)?;
+        self.reached(self.banks().await?.list_banks(request).await)
     }
 }

@@ -1,4 +1,4 @@
-//! The MCP server: the seven memory tools, whatever the transport.
+//! The MCP server: the ten memory tools, whatever the transport.
 
 use std::sync::Arc;
 
@@ -13,7 +13,10 @@ use serde_json::Value;
 use crate::backend::Backend;
 use crate::caller::{Caller, Defaults};
 use crate::tool_error::ToolError;
+use crate::tools::banks::ListBanksArgs;
+use crate::tools::feedback::FeedbackArgs;
 use crate::tools::forget::ForgetArgs;
+use crate::tools::get::GetArgs;
 use crate::tools::reflect::ReflectArgs;
 use crate::tools::resolve::ResolveArgs;
 use crate::tools::review::ReviewArgs;
@@ -95,8 +98,9 @@ impl MemoryServer {
         description = "Find what is remembered. Call before acting on a task that may depend on \
         what the user said before (preferences, facts about them or their systems, earlier \
         decisions) or on how a similar task went, and whenever the user refers to something \
-        from the past. Returns memories best first with status, confidence and flags; treat \
-        disputed ones with care.",
+        from the past. `as_of` searches the bank as it was at an earlier moment. Returns hits \
+        best first, each a memory with its status, score and flags, and a recall_id for \
+        memory_feedback; treat disputed ones with care.",
         annotations(read_only_hint = true)
     )]
     async fn memory_search(
@@ -107,6 +111,61 @@ impl MemoryServer {
         let caller = self.caller(&extensions);
         self.answer(
             "memory_search",
+            args.run(self.backend.as_ref(), &caller).await,
+        )
+    }
+
+    #[tool(
+        name = "memory_feedback",
+        description = "Say how a memory from a search turned out. Call after acting on a memory \
+        memory_search returned: \"helpful\" when it was right and helped, \"used\" when you \
+        relied on it without knowing yet, \"wrong\" when it turned out false, \"harmful\" when \
+        acting on it did damage. Its confidence follows (helpful raises it, wrong and harmful \
+        lower it); returns the confidence before and after."
+    )]
+    async fn memory_feedback(
+        &self,
+        Parameters(args): Parameters<FeedbackArgs>,
+        extensions: Extensions,
+    ) -> CallToolResult {
+        let caller = self.caller(&extensions);
+        self.answer(
+            "memory_feedback",
+            args.run(self.backend.as_ref(), &caller).await,
+        )
+    }
+
+    #[tool(
+        name = "memory_get",
+        description = "Read one memory by its id. Call when a result, a conflict or the user \
+        names a memory id and you need what it says and where it stands now; memory_trace \
+        gives its history as well.",
+        annotations(read_only_hint = true)
+    )]
+    async fn memory_get(
+        &self,
+        Parameters(args): Parameters<GetArgs>,
+        extensions: Extensions,
+    ) -> CallToolResult {
+        let caller = self.caller(&extensions);
+        self.answer("memory_get", args.run(self.backend.as_ref(), &caller).await)
+    }
+
+    #[tool(
+        name = "memory_list_banks",
+        description = "List the memory banks you can read, with how many memories each holds. \
+        Call to find which bank to search or write to (e.g. a shared team bank beside your \
+        own), or when a bank name is refused.",
+        annotations(read_only_hint = true)
+    )]
+    async fn memory_list_banks(
+        &self,
+        Parameters(args): Parameters<ListBanksArgs>,
+        extensions: Extensions,
+    ) -> CallToolResult {
+        let caller = self.caller(&extensions);
+        self.answer(
+            "memory_list_banks",
             args.run(self.backend.as_ref(), &caller).await,
         )
     }

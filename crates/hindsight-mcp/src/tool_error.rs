@@ -8,6 +8,16 @@ use tonic::Code;
 pub enum ToolError {
     #[error("no bank given and no default bank configured: pass `bank`, e.g. \"acme/agent-7\"")]
     NoBank,
+    #[error(
+        "no recall_id given: pass the `recall_id` of the memory_search result the memory came \
+         from (a search answers with none when the node keeps no retrieval log)"
+    )]
+    NoRecallId,
+    #[error(
+        "invalid argument: `{field}` must be an RFC 3339 timestamp such as \
+         \"2026-03-04T10:00:00Z\", not {value:?}"
+    )]
+    NotATimestamp { field: &'static str, value: String },
     /// The node's own answer.
     #[error("{}: {}", code_name(.0.code()), .0.message())]
     Status(#[from] tonic::Status),
@@ -54,5 +64,19 @@ mod tests {
         assert_eq!(e.to_string(), "not found: memory 01J not found");
         assert!(!e.is_server_fault());
         assert!(ToolError::from(tonic::Status::internal("disk")).is_server_fault());
+    }
+
+    #[test]
+    fn a_malformed_time_names_its_field() {
+        let e = ToolError::NotATimestamp {
+            field: "as_of",
+            value: "yesterday".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "invalid argument: `as_of` must be an RFC 3339 timestamp such as \
+             \"2026-03-04T10:00:00Z\", not \"yesterday\""
+        );
+        assert!(!e.is_server_fault());
     }
 }

@@ -20,8 +20,11 @@ use tokio::task::JoinHandle;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 10] = [
+    "memory_feedback",
     "memory_forget",
+    "memory_get",
+    "memory_list_banks",
     "memory_reflect",
     "memory_resolve_conflict",
     "memory_review",
@@ -169,7 +172,7 @@ fn text(result: &CallToolResult) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_seven_tools_serve_over_streamable_http() {
+async fn the_ten_tools_serve_over_streamable_http() {
     let h = Harness::start().await;
     let client = h.client(Some("mcp/agent")).await;
 
@@ -212,13 +215,56 @@ async fn the_seven_tools_serve_over_streamable_http() {
         json!({"query": "how does the user want invoices sent", "intent": "preferences"}),
     )
     .await;
-    let hits = found["memories"].as_array().unwrap();
+    let hits = found["hits"].as_array().unwrap();
     assert!(
-        hits.iter().any(|m| m["id"] == json!(id)
-            && m["bank"] == json!("mcp/agent")
-            && m["content"].as_str().unwrap().contains("PDF")),
+        hits.iter().any(|h| h["memory"]["id"] == json!(id)
+            && h["memory"]["bank"] == json!("mcp/agent")
+            && h["memory"]["content"].as_str().unwrap().contains("PDF")),
         "the written memory is found: {found}"
     );
+    let recall_id = found["recall_id"].as_str().unwrap().to_string();
+    assert!(!recall_id.is_empty(), "{found}");
+
+    let got = ok(&client, "memory_get", json!({"id": id})).await;
+    assert_eq!(got["id"], json!(id));
+    assert_eq!(got["source"], json!("user"));
+
+    let fed = ok(
+        &client,
+        "memory_feedback",
+        json!({"recall_id": recall_id, "memory_id": id, "outcome": "helpful"}),
+    )
+    .await;
+    assert_eq!(fed["applied"], json!(true), "{fed}");
+    assert!(
+        fed["confidence_after"].as_f64() > fed["confidence_before"].as_f64(),
+        "{fed}"
+    );
+
+    let banks = ok(&client, "memory_list_banks", json!({})).await;
+    assert!(
+        banks["banks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b["name"] == json!("mcp/agent") && b["memory_count"].as_u64() >= Some(1)),
+        "{banks}"
+    );
+
+    let before = ok(
+        &client,
+        "memory_search",
+        json!({"query": "how does the user want invoices sent", "as_of": "2020-01-01T00:00:00Z"}),
+    )
+    .await;
+    assert_eq!(before["hits"], json!([]), "{before}");
+    let malformed_time = refused(
+        &client,
+        "memory_search",
+        json!({"query": "invoices", "as_of": "yesterday"}),
+    )
+    .await;
+    assert!(malformed_time.contains("as_of"), "{malformed_time}");
 
     let traced = ok(&client, "memory_trace", json!({"id": id})).await;
     assert_eq!(traced["memory"]["source"], json!("user"));
@@ -265,11 +311,11 @@ async fn the_seven_tools_serve_over_streamable_http() {
     assert_eq!(forgotten["forgotten"], json!("archived"));
     let after = ok(&client, "memory_search", json!({"query": "invoices PDF"})).await;
     assert!(
-        after["memories"]
+        after["hits"]
             .as_array()
             .unwrap()
             .iter()
-            .all(|m| m["id"] != json!(id)),
+            .all(|h| h["memory"]["id"] != json!(id)),
         "a forgotten memory is not found again: {after}"
     );
 
@@ -311,7 +357,7 @@ async fn the_bank_comes_from_the_arguments_when_no_header_names_one() {
         json!({"banks": ["mcp/other"], "query": "which Postgres version runs staging"}),
     )
     .await;
-    assert_eq!(found["memories"][0]["bank"], json!("mcp/other"));
+    assert_eq!(found["hits"][0]["memory"]["bank"], json!("mcp/other"));
 
     client.cancel().await.unwrap();
     h.stop().await;
@@ -357,7 +403,17 @@ async fn each_request_speaks_for_the_key_in_its_authorization_header() {
         json!({"query": "when does tenant A ship"}),
     )
     .await;
-    assert_eq!(found["count"], json!(1));
+    assert_eq!(found["hits"].as_array().unwrap().len(), 1);
+    h.node
+        .create_bank("tenant-b/y".parse().unwrap(), Default::default())
+        .await
+        .unwrap();
+    let banks = ok(&a, "memory_list_banks", json!({})).await;
+    assert_eq!(
+        banks["banks"],
+        json!([{"name": "tenant-a/x", "memory_count": 1}]),
+        "a key lists only the banks it may read"
+    );
     let message = refused(
         &a,
         "memory_write",

@@ -3,13 +3,14 @@
 use std::collections::HashSet;
 
 use hindsight_api::pb;
+use hindsight_core::time::Timestamp;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::backend::Backend;
 use crate::caller::Caller;
-use crate::render::{self, put_nonempty, round};
+use crate::render::round;
 use crate::tool_error::ToolError;
 
 /// Flags a result carries when memories contradict each other and nobody has settled which holds.
@@ -31,9 +32,16 @@ pub struct SearchArgs {
     /// How many memories to return, best first (default 10).
     #[serde(default)]
     pub top_k: Option<u32>,
-    /// What the memories are for, to rank the right subtypes first.
+    /// What the memories are for, to rank the right subtypes first: "facts", "how_to"
+    /// (procedures and rules), "past_cases" (what happened before), "preferences", or "any" (the
+    /// default: no preference).
     #[serde(default)]
     pub intent: Option<Intent>,
+    /// Search the bank as it was at this moment, RFC 3339 (e.g. "2026-03-04T10:00:00Z"): what
+    /// was believed then, with the statuses of then; memories stated later are left out, and
+    /// time expressions in `query` count from it. Defaults to now.
+    #[serde(default)]
+    pub as_of: Option<String>,
     /// Only memories carrying every one of these tags.
     #[serde(default)]
     pub tags: Option<Vec<String>>,
@@ -77,8 +85,21 @@ impl SearchArgs {
         let mut banks = caller.banks(named)?;
         let mut seen = HashSet::new();
         banks.retain(|b| seen.insert(b.clone()));
+        let as_of = self
+            .as_of
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .map(|t| match Timestamp::parse_rfc3339(&t) {
+                Ok(parsed) => Ok(parsed.to_rfc3339()),
+                Err(_) => Err(ToolError::NotATimestamp {
+                    field: "as_of",
+                    value: t,
+                }),
+            })
+            .transpose()?;
         Ok(pb::RecallRequest {
             banks,
+            as_of,
             query: self.query,
             top_k: self.top_k,
             intent: self.intent.map(|i| i.wire().to_string()),
@@ -92,44 +113,42 @@ impl SearchArgs {
     }
 }
 
-/// The memories best first, each with its score and any flags; a note when some contradict.
+/// The recall result of docs/RECALL-RESULT.md with only the fields a model acts on. Every key is
+/// always there (`null` or empty when unset), in the same names and nesting as every other
+/// interface's, so a client reads one shape whichever way it asked; a note when some contradict.
 fn result(r: &pb::RecallResponse) -> Value {
     let mut conflicted = false;
-    let memories: Vec<Value> = r
+    let hits: Vec<Value> = r
         .hits
         .iter()
         .filter_map(|hit| {
             let memory = hit.memory.as_ref()?;
-            let mut out = match render::memory(memory) {
-                Value::Object(out) => out,
-                _ => Map::new(),
-            };
             // The status as of the recall, which can differ from the record's latest.
-            if let Some(status) = &hit.status {
-                out.insert("status".into(), json!(status.name));
-                conflicted |= CONFLICT_STATUSES.contains(&status.name.as_str());
-            }
-            out.insert("score".into(), json!(round(hit.score)));
-            if let Some(explain) = &hit.explain {
-                put_nonempty(&mut out, "flags", json!(explain.flags));
-                conflicted |= explain
-                    .flags
-                    .iter()
-                    .any(|f| CONFLICT_FLAGS.contains(&f.as_str()));
-            }
-            Some(Value::Object(out))
+            let status = hit
+                .status
+                .as_ref()
+                .or(memory.status.as_ref())
+                .map_or("", |s| s.name.as_str());
+            let flags = hit.explain.as_ref().map_or(&[][..], |e| &e.flags[..]);
+            conflicted |= CONFLICT_STATUSES.contains(&status)
+                || flags.iter().any(|f| CONFLICT_FLAGS.contains(&f.as_str()));
+            Some(json!({
+                "memory": hit_memory(memory),
+                "status": {"name": status},
+                "score": round(hit.score),
+                "explain": {"flags": flags},
+            }))
         })
         .collect();
     let mut out = Map::new();
-    out.insert("count".into(), json!(memories.len()));
-    out.insert("memories".into(), Value::Array(memories));
-    if let Some(window) = &r.time_window {
-        out.insert(
-            "time_window".into(),
-            json!({"from": window.from, "to": window.to}),
-        );
-    }
-    put_nonempty(&mut out, "recall_id", json!(r.recall_id));
+    out.insert("hits".into(), Value::Array(hits));
+    out.insert(
+        "time_window".into(),
+        r.time_window
+            .as_ref()
+            .map_or(Value::Null, |w| json!({"from": w.from, "to": w.to})),
+    );
+    out.insert("recall_id".into(), json!(r.recall_id));
     if conflicted {
         out.insert(
             "note".into(),
@@ -140,6 +159,22 @@ fn result(r: &pb::RecallResponse) -> Value {
         );
     }
     Value::Object(out)
+}
+
+fn hit_memory(m: &pb::Memory) -> Value {
+    json!({
+        "id": m.id,
+        "bank": m.bank,
+        "kind": m.kind,
+        "subtype": m.subtype,
+        "content": m.content,
+        "confidence": round(m.confidence),
+        "critical": m.critical,
+        "tags": m.tags,
+        "occurred_at": m.occurred_at,
+        "valid_to": m.valid_to,
+        "provenance": {"source": m.provenance.as_ref().map(|p| p.source.as_str())},
+    })
 }
 
 #[cfg(test)]
@@ -165,6 +200,89 @@ mod tests {
     }
 
     #[test]
+    fn as_of_is_checked_and_passed() {
+        let caller = Caller {
+            bank: Some("b".into()),
+            ..Default::default()
+        };
+        let args: SearchArgs =
+            serde_json::from_value(json!({"query": "q", "as_of": "2026-03-04T11:00:00+01:00"}))
+                .unwrap();
+        assert_eq!(
+            args.request(&caller).unwrap().as_of.as_deref(),
+            Some("2026-03-04T10:00:00.000Z")
+        );
+        let args: SearchArgs =
+            serde_json::from_value(json!({"query": "q", "as_of": "last Tuesday"})).unwrap();
+        let error = args.request(&caller).unwrap_err().to_string();
+        assert!(
+            error.contains("`as_of`") && error.contains("last Tuesday"),
+            "{error}"
+        );
+        let args: SearchArgs = serde_json::from_value(json!({"query": "q", "as_of": " "})).unwrap();
+        assert_eq!(args.request(&caller).unwrap().as_of, None);
+    }
+
+    /// The documented subset of the recall result, no more and no less.
+    #[test]
+    fn the_result_has_exactly_the_documented_fields() {
+        let hit = pb::RecallHit {
+            memory: Some(pb::Memory {
+                id: "m".into(),
+                bank: "b".into(),
+                kind: "semantic".into(),
+                content: "likes tea".into(),
+                confidence: 0.912_345,
+                provenance: Some(pb::Provenance {
+                    source: "user".into(),
+                    tool: Some("crm".into()),
+                    ..Default::default()
+                }),
+                status: Some(pb::MemoryStatus {
+                    name: "superseded".into(),
+                    ..Default::default()
+                }),
+                updated_index: 7,
+                ..Default::default()
+            }),
+            status: Some(pb::MemoryStatus {
+                name: "active".into(),
+                ..Default::default()
+            }),
+            score: 0.4781,
+            explain: Some(pb::Explain {
+                flags: vec!["support:2".into()],
+                relevance: 0.2,
+                ..Default::default()
+            }),
+        };
+        let v = result(&pb::RecallResponse {
+            hits: vec![hit],
+            recall_id: "r".into(),
+            tokens_used: 3,
+            ..Default::default()
+        });
+        assert_eq!(
+            v,
+            json!({
+                "hits": [{
+                    "memory": {
+                        "id": "m", "bank": "b", "kind": "semantic", "subtype": null,
+                        "content": "likes tea", "confidence": 0.912, "critical": false,
+                        "tags": [], "occurred_at": "", "valid_to": null,
+                        "provenance": {"source": "user"},
+                    },
+                    "status": {"name": "active"},
+                    "score": 0.478,
+                    "explain": {"flags": ["support:2"]},
+                }],
+                "time_window": null,
+                "recall_id": "r",
+            })
+        );
+    }
+
+    #[test]
     fn disputed_results_carry_a_note() {
         let hit = pb::RecallHit {
             memory: Some(pb::Memory {
@@ -181,10 +299,12 @@ mod tests {
             hits: vec![hit],
             ..Default::default()
         });
-        assert_eq!(v["count"], json!(1));
+        assert_eq!(v["hits"].as_array().unwrap().len(), 1);
         assert!(v["note"]
             .as_str()
             .unwrap()
             .contains("memory_resolve_conflict"));
+        let quiet = result(&pb::RecallResponse::default());
+        assert!(quiet.get("note").is_none());
     }
 }
