@@ -175,7 +175,7 @@ impl RaftTransportService {
                 if request.key_check != self.key_check() {
                     // The check strings stay out of the answer: they fingerprint the cluster's key.
                     return Err(ClusterError::InvalidArgument(format!(
-                        "node {} signs records with another key than this cluster: give every node the same record key or cluster secret",
+                        "node {} signs records with another key than this cluster: give every node the same $HINDSIGHT_CLUSTER_SECRET (cluster.secret), or the same record key ($HINDSIGHT_RECORD_KEY) where one is set",
                         request.node_id
                     )));
                 }

@@ -38,11 +38,11 @@ pub(crate) fn peers(config: &NodeConfig) -> Result<(Peers, TransportAuth), NodeE
         (Some(secret), _) => TransportAuth::Secret(secret.clone()),
         (None, false) => TransportAuth::Open,
         (None, true) => TransportAuth::Refused(
-            "node-to-node calls are authenticated by cluster.secret ($HINDSIGHT_CLUSTER_SECRET), which this node does not have: it refuses them".into(),
+            "node-to-node calls are authenticated by the cluster secret, which this node does not have: it refuses them until $HINDSIGHT_CLUSTER_SECRET (cluster.secret) is set, the same on every node".into(),
         ),
     };
     if matches!(auth, TransportAuth::Open) && !config.cluster.seeds().is_empty() {
-        tracing::warn!("node-to-node calls are not authenticated (no cluster.secret, no mutual TLS): anyone who reaches the gRPC port can send Raft messages");
+        tracing::warn!("node-to-node calls are not authenticated (no $HINDSIGHT_CLUSTER_SECRET, no mutual TLS): anyone who reaches the gRPC port can send Raft messages");
     }
     Ok((
         Peers::new(PeersConfig {

@@ -514,7 +514,7 @@ impl NodeConfig {
         let peers_authenticated = self.auth.enabled || !self.tls.client_ca_file.is_empty();
         if peers_authenticated && self.cluster.secret.is_empty() && !self.cluster.seeds().is_empty()
         {
-            return bad("cluster.join is set with authentication or mutual TLS on, but cluster.secret ($HINDSIGHT_CLUSTER_SECRET) is empty: peers authenticate with that secret, never with a client certificate alone".into());
+            return bad("cluster.join is set with authentication or mutual TLS on, but no cluster secret is: set $HINDSIGHT_CLUSTER_SECRET (cluster.secret), the same on every node; peers authenticate with that secret, never with a client certificate alone".into());
         }
         if self.tls.enabled()
             && self.cluster_ca_file().is_empty()

@@ -62,11 +62,11 @@ pub fn signer(
         Err(_) if !cluster.secret.is_empty() => derived_key(&cluster.secret),
         Err(_) if !cluster.seeds().is_empty() || !cluster.bootstrap => {
             return Err(NodeError::Config(format!(
-                "every node of a cluster signs records with one shared key: set ${} (at least {MIN_KEY_CHARS} characters) or cluster.secret on every node",
+                "every node of a cluster signs records with one shared key: set $HINDSIGHT_CLUSTER_SECRET (cluster.secret) on every node, which the key is derived from, or the same key of at least {MIN_KEY_CHARS} characters in ${} on every node",
                 section.key_env
             )))
         }
-        Err(_) => key_file(data_dir)?,
+        Err(_) => key_file(data_dir, &section.key_env)?,
     };
     if secret.trim().len() < MIN_KEY_CHARS {
         return Err(NodeError::Config(format!(
@@ -109,11 +109,11 @@ fn derived_key(cluster_secret: &str) -> String {
 /// The node's own key file, made with a random key on first start (readable by the owner only).
 /// It sits beside the records it protects, so whoever can rewrite them can re-sign them too:
 /// fine on a laptop, and said at start everywhere else.
-fn key_file(data_dir: &Path) -> Result<String, NodeError> {
+fn key_file(data_dir: &Path, key_env: &str) -> Result<String, NodeError> {
     let path = data_dir.join(KEY_FILE);
     tracing::warn!(
         path = %path.display(),
-        "the record signing key is kept inside the data directory it protects: set $HINDSIGHT_RECORD_KEY (or cluster.secret) from a secret store for a node others use"
+        "the record signing key is kept inside the data directory it protects: for a node others use, set $HINDSIGHT_CLUSTER_SECRET (cluster.secret), which the key is then derived from, or ${key_env}, from a secret store"
     );
     if let Ok(key) = std::fs::read_to_string(&path) {
         return Ok(key);
@@ -184,5 +184,37 @@ impl Integrity {
             }
             Integrity::Off => "not checked (integrity.enabled = false)".into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_joining_node_without_a_shared_key_is_told_to_set_the_cluster_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let section = IntegritySection {
+            key_env: "HINDSIGHT_TEST_UNSET_RECORD_KEY".into(),
+            ..IntegritySection::default()
+        };
+        let cluster = ClusterSection {
+            join: "10.0.0.1:7400".into(),
+            ..ClusterSection::default()
+        };
+        let Err(refused) = signer(&section, dir.path(), &cluster) else {
+            panic!("a joining node needs a shared key");
+        };
+        let refused = refused.to_string();
+        let secret_at = refused.find("HINDSIGHT_CLUSTER_SECRET").expect(&refused);
+        let key_at = refused
+            .find("HINDSIGHT_TEST_UNSET_RECORD_KEY")
+            .expect(&refused);
+        assert!(secret_at < key_at, "{refused}");
+        let cluster = ClusterSection {
+            secret: "s".repeat(32),
+            ..cluster
+        };
+        assert!(signer(&section, dir.path(), &cluster).unwrap().is_some());
     }
 }
