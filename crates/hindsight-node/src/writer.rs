@@ -183,6 +183,21 @@ pub async fn write_batch(
             lands_in,
         });
     }
+    if items.is_empty() {
+        // Every item fell short of the importance gate: nothing to log, create or index, so the
+        // answer must not wait for an index update that no entry will bring.
+        let outcomes: Vec<WriteOutcome> = order
+            .into_iter()
+            .filter_map(|id| {
+                rejected.remove(&id).map(|scores| WriteOutcome {
+                    id,
+                    disposition: Disposition::RejectedLowImportance { scores },
+                })
+            })
+            .collect();
+        telemetry::writes(&outcomes);
+        return Ok(outcomes);
+    }
     // Held until the write is in the banks' views (or failed), so that concurrent writes see it.
     let _reservation = admit_bytes(node, &banks, &items)?;
     // The entry carries every item's vector (a merge's too, for when its target is gone by the

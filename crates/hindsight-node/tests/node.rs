@@ -59,6 +59,31 @@ mod write_and_recall {
     use super::*;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_not_worth_keeping_in_an_existing_bank_is_answered_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        node.write(write("a/gate", "The user prefers invoices as PDF"))
+            .await
+            .unwrap();
+        let mut chatter = write("a/gate", "The user said thanks.");
+        chatter.provenance = Provenance::from_source(SourceKind::Reflection);
+        chatter.kind = Kind::Episodic;
+        // Nothing is stored, so there is nothing for the bank's indexes to wait for.
+        let outcome = tokio::time::timeout(std::time::Duration::from_secs(3), node.write(chatter))
+            .await
+            .expect("answered without waiting for the indexes")
+            .unwrap();
+        assert!(
+            matches!(
+                outcome.disposition,
+                Disposition::RejectedLowImportance { .. }
+            ),
+            "{outcome:?}"
+        );
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_write_is_searchable_as_soon_as_it_is_acknowledged() {
         let dir = tempfile::tempdir().unwrap();
         let node = Node::start(config(dir.path())).await.unwrap();
