@@ -177,15 +177,6 @@ async fn cluster_status(
         committed_index: s.committed_index,
         applied_index: s.applied_index,
         millis_since_quorum_ack: s.millis_since_quorum_ack,
-        members: s
-            .members
-            .into_iter()
-            .map(|m| pb::ClusterMember {
-                node_id: m.node_id,
-                address: m.address,
-                voter: m.voter,
-                lag: m.lag,
-            })
-            .collect(),
+        members: s.members.into_iter().map(pb::ClusterMember::from).collect(),
     }
 }

@@ -1,6 +1,6 @@
 //! `hindsight cluster | init | join | leave`: the Raft cluster's membership.
 
-use hindsight_api::pb::ClusterStatusResponse;
+use hindsight_api::pb::{ClusterMember, ClusterStatusResponse};
 use serde_json::{json, Value};
 
 use crate::cli::{JoinArgs, LeaveArgs, StatusArgs};
@@ -58,6 +58,9 @@ fn status_json(s: &ClusterStatusResponse) -> Value {
             "address": m.address,
             "voter": m.voter,
             "lag": m.lag,
+            "state": member_state(m),
+            "reachable": m.reachable,
+            "millis_since_ack": m.millis_since_ack,
         })).collect::<Vec<_>>(),
         "linked_nodes": s.linked_nodes,
         "link_hints_sent": s.link_hints_sent,
@@ -89,7 +92,7 @@ fn status_text(s: &ClusterStatusResponse) -> String {
         .row(["committed_index", &index(s.committed_index)])
         .row(["applied_index", &index(s.applied_index)])
         .row(["millis_since_quorum_ack", &index(s.millis_since_quorum_ack)]);
-    let mut members = Table::with_header(["NODE", "ADDRESS", "ROLE", "LAG", "LINKED"]);
+    let mut members = Table::with_header(["NODE", "ADDRESS", "ROLE", "STATE", "LAG", "LINKED"]);
     for m in &s.members {
         let role = match (Some(m.node_id) == s.leader_id, m.voter) {
             (true, _) => "leader",
@@ -100,6 +103,7 @@ fn status_text(s: &ClusterStatusResponse) -> String {
             m.node_id.to_string(),
             m.address.clone(),
             role.to_string(),
+            member_state(m),
             index(m.lag),
             match (m.node_id == s.node_id, s.linked_nodes.contains(&m.node_id)) {
                 (true, _) => "-",
@@ -115,6 +119,17 @@ fn status_text(s: &ClusterStatusResponse) -> String {
         out.push_str(&partitions_text(s));
     }
     out
+}
+
+/// Whether a member answers, as the answering node can tell: the leader from its own Raft calls
+/// to each member, any node for itself; a follower cannot tell for the others.
+fn member_state(m: &ClusterMember) -> String {
+    match (m.reachable, m.millis_since_ack) {
+        (Some(true), _) => "up".to_string(),
+        (Some(false), Some(ms)) => format!("down (no answer for {:.1} s)", ms as f64 / 1000.0),
+        (Some(false), None) => "down".to_string(),
+        (None, _) => "unknown".to_string(),
+    }
 }
 
 /// One row per partition: where the table places it, and what this node's replica sees.
@@ -148,4 +163,31 @@ fn partitions_text(s: &ClusterStatusResponse) -> String {
         ]);
     }
     table.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(reachable: Option<bool>, millis_since_ack: Option<u64>) -> ClusterMember {
+        ClusterMember {
+            node_id: 2,
+            address: "127.0.0.1:7400".into(),
+            voter: true,
+            lag: None,
+            reachable,
+            millis_since_ack,
+        }
+    }
+
+    #[test]
+    fn a_member_is_up_down_for_how_long_or_unknown() {
+        assert_eq!(member_state(&member(Some(true), Some(40))), "up");
+        assert_eq!(
+            member_state(&member(Some(false), Some(12_345))),
+            "down (no answer for 12.3 s)"
+        );
+        assert_eq!(member_state(&member(Some(false), None)), "down");
+        assert_eq!(member_state(&member(None, None)), "unknown");
+    }
 }

@@ -1,4 +1,5 @@
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use hindsight_store::TypeConfig;
 use openraft::{BasicNode, ChangeMembers, Raft, RaftMetrics, ServerState};
@@ -14,6 +15,12 @@ pub struct ClusterMember {
     pub voter: bool,
     /// Entries behind the leader's log; known on the leader only.
     pub lag: Option<u64>,
+    /// Whether it answers: on the leader, from its own Raft calls to the member; for the node
+    /// answering, itself. `None` where this node cannot tell (a follower's view of the others).
+    pub reachable: Option<bool>,
+    /// On the leader: milliseconds since the member last answered one of its Raft calls (or,
+    /// when it never has, since the first call).
+    pub millis_since_ack: Option<u64>,
 }
 
 /// The group as this node sees it.
@@ -44,7 +51,14 @@ impl ClusterStatus {
             .collect()
     }
 
-    pub(crate) fn of(metrics: &RaftMetrics<u64, BasicNode>, group_id: u64) -> ClusterStatus {
+    /// `silence` says how long a member has gone without answering this node's Raft calls;
+    /// longer than `down_after` and the leader counts it down.
+    pub(crate) fn of(
+        metrics: &RaftMetrics<u64, BasicNode>,
+        group_id: u64,
+        silence: impl Fn(u64) -> Option<Duration>,
+        down_after: Duration,
+    ) -> ClusterStatus {
         let membership = metrics.membership_config.membership();
         let voters: BTreeSet<u64> = membership.voter_ids().collect();
         let matched = |id: u64| -> Option<u64> {
@@ -57,18 +71,30 @@ impl ClusterStatus {
                 .and_then(|r| r.get(&id).cloned())
                 .map(|log_id| log_id.map_or(0, |l| l.index))
         };
+        let leading = metrics.state == ServerState::Leader;
         let members = membership
             .nodes()
-            .map(|(id, node)| ClusterMember {
-                node_id: *id,
-                address: node.addr.clone(),
-                voter: voters.contains(id),
-                lag: match (metrics.state, metrics.last_log_index, matched(*id)) {
-                    (ServerState::Leader, Some(last), Some(m)) if *id != metrics.id => {
-                        Some(last.saturating_sub(m))
-                    }
-                    _ => None,
-                },
+            .map(|(id, node)| {
+                let silent = (leading && *id != metrics.id)
+                    .then(|| silence(*id))
+                    .flatten();
+                ClusterMember {
+                    node_id: *id,
+                    address: node.addr.clone(),
+                    voter: voters.contains(id),
+                    lag: match (metrics.state, metrics.last_log_index, matched(*id)) {
+                        (ServerState::Leader, Some(last), Some(m)) if *id != metrics.id => {
+                            Some(last.saturating_sub(m))
+                        }
+                        _ => None,
+                    },
+                    reachable: if *id == metrics.id {
+                        Some(true)
+                    } else {
+                        silent.map(|s| s <= down_after)
+                    },
+                    millis_since_ack: silent.map(|s| s.as_millis() as u64),
+                }
             })
             .collect();
         let committed_index = (metrics.state == ServerState::Leader)
@@ -115,6 +141,8 @@ impl From<ClusterStatus> for pb::ClusterStatusReply {
                     address: m.address,
                     voter: m.voter,
                     lag: m.lag,
+                    reachable: m.reachable,
+                    millis_since_ack: m.millis_since_ack,
                 })
                 .collect(),
         }
@@ -141,6 +169,8 @@ impl From<pb::ClusterStatusReply> for ClusterStatus {
                     address: m.address,
                     voter: m.voter,
                     lag: m.lag,
+                    reachable: m.reachable,
+                    millis_since_ack: m.millis_since_ack,
                 })
                 .collect(),
         }

@@ -84,6 +84,7 @@ impl GrpcPeer {
         Resp: DeserializeOwned,
         E: std::error::Error + DeserializeOwned,
     {
+        self.peers.calling(self.target);
         let message = RaftMessage {
             target_node: self.target,
             group_id: self.peers.group_id(),
@@ -99,6 +100,9 @@ impl GrpcPeer {
             Rpc::Vote => client.vote(request).await,
             Rpc::InstallSnapshot => client.install_snapshot(request).await,
         };
+        if reply.is_ok() {
+            self.peers.answered(self.target);
+        }
         let reply = reply.map_err(|status| {
             // A peer that is down or cut off: openraft backs off instead of retrying at once.
             match status.code() {

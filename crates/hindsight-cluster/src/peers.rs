@@ -1,6 +1,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use tonic::metadata::MetadataValue;
@@ -40,6 +40,15 @@ pub struct PeersConfig {
 pub struct Peers {
     config: Arc<PeersConfig>,
     channels: Arc<Mutex<HashMap<String, Channel>>>,
+    /// This group's Raft calls to each peer by node id, for the leader's view of who is up:
+    /// openraft's metrics say how far a follower has replicated, not whether it still answers.
+    contact: Arc<Mutex<HashMap<u64, Contact>>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Contact {
+    first_call: Instant,
+    last_answer: Option<Instant>,
 }
 
 impl Peers {
@@ -47,6 +56,7 @@ impl Peers {
         Peers {
             config: Arc::new(config),
             channels: Arc::default(),
+            contact: Arc::default(),
         }
     }
 
@@ -63,7 +73,37 @@ impl Peers {
                 ..(*self.config).clone()
             }),
             channels: self.channels.clone(),
+            // Each group has its own leader, which alone sends the calls counted here.
+            contact: Arc::default(),
         }
+    }
+
+    /// Notes a Raft call of this group to `node` about to go out.
+    pub(crate) fn calling(&self, node: u64) {
+        self.contact.lock().entry(node).or_insert(Contact {
+            first_call: Instant::now(),
+            last_answer: None,
+        });
+    }
+
+    /// Notes that `node` answered a Raft call of this group (whatever the answer said).
+    pub(crate) fn answered(&self, node: u64) {
+        let now = Instant::now();
+        self.contact
+            .lock()
+            .entry(node)
+            .and_modify(|c| c.last_answer = Some(now))
+            .or_insert(Contact {
+                first_call: now,
+                last_answer: Some(now),
+            });
+    }
+
+    /// How long `node` has gone without answering this group's Raft calls: since its last
+    /// answer, or since the first call when none came; `None` when it was never called.
+    pub(crate) fn silence(&self, node: u64) -> Option<Duration> {
+        let contact = *self.contact.lock().get(&node)?;
+        Some(contact.last_answer.unwrap_or(contact.first_call).elapsed())
     }
 
     /// The (lazily connected, shared) channel to the peer at `addr`, with this node's TLS setup.

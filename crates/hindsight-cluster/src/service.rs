@@ -103,7 +103,21 @@ impl RaftTransportService {
     /// The group as this node sees it.
     pub fn status(&self) -> ClusterStatus {
         let metrics = self.inner.raft.metrics().borrow().clone();
-        ClusterStatus::of(&metrics, self.inner.peers.group_id())
+        // As long as a leader goes unanswered before it counts as cut off from its majority:
+        // heartbeats go out every `heartbeat_interval`, so a member up and busy answers well
+        // within it, and one stopped or cut off is named within a few seconds.
+        let down_after = self
+            .inner
+            .raft
+            .config()
+            .election_timeout_max
+            .saturating_mul(2);
+        ClusterStatus::of(
+            &metrics,
+            self.inner.peers.group_id(),
+            |node| self.inner.peers.silence(node),
+            Duration::from_millis(down_after),
+        )
     }
 
     /// This group as the member at `addr` sees it.

@@ -464,6 +464,102 @@ async fn a_leader_cut_off_from_its_majority_says_for_how_long_and_refuses_at_onc
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_leader_marks_a_stopped_member_down_and_a_follower_does_not_guess() {
+    let _turn = watchdog(
+        "the_leader_marks_a_stopped_member_down_and_a_follower_does_not_guess",
+        TEST_LIMIT,
+    )
+    .await;
+    let root = tempfile::tempdir().unwrap();
+    let mut members = three(root.path()).await;
+    let leader = take_leader(&mut members);
+    let member_on = |m: &Member, id: u64| {
+        m.node
+            .cluster_status()
+            .members
+            .into_iter()
+            .find(|member| member.node_id == id)
+            .expect("a member")
+    };
+    wait_until("every member up on the leader", STEP_LIMIT, || {
+        let status = leader.node.cluster_status();
+        status.members.iter().all(|m| m.reachable == Some(true))
+    })
+    .await;
+    for follower in &members {
+        let answered = member_on(&leader, follower.id)
+            .millis_since_ack
+            .expect("the leader calls every member");
+        assert!(
+            answered < 1_000,
+            "node {} answered {answered} ms ago",
+            follower.id
+        );
+        // A follower sends no heartbeats: it knows itself up, and nothing of the others.
+        for m in follower.node.cluster_status().members {
+            let expected = (m.node_id == follower.id).then_some(true);
+            assert_eq!(
+                m.reachable, expected,
+                "node {} on {}",
+                m.node_id, follower.id
+            );
+            assert_eq!(m.millis_since_ack, None);
+        }
+    }
+
+    let gone = members.pop().expect("two followers");
+    let gone_id = gone.id;
+    gone.stop().await;
+    let stopped_at = Instant::now();
+    wait_until(
+        "the leader to count the stopped node down",
+        Duration::from_secs(10),
+        || member_on(&leader, gone_id).reachable == Some(false),
+    )
+    .await;
+    let noticed_in = stopped_at.elapsed();
+    assert!(
+        noticed_in < Duration::from_secs(5),
+        "noticed after {noticed_in:?}"
+    );
+    let silent = member_on(&leader, gone_id)
+        .millis_since_ack
+        .expect("how long it has been silent");
+    assert!(silent > 2_000, "down after {silent} ms of silence");
+    assert_eq!(member_on(&leader, members[0].id).reachable, Some(true));
+
+    // The admin API carries the same to `hindsight cluster`.
+    let mut admin =
+        pb::node_service_client::NodeServiceClient::connect(format!("http://{}", leader.grpc))
+            .await
+            .expect("the admin API answers");
+    let status = admin
+        .cluster_status(pb::ClusterStatusRequest {})
+        .await
+        .expect("cluster status")
+        .into_inner();
+    let gone_row = status
+        .members
+        .iter()
+        .find(|m| m.node_id == gone_id)
+        .expect("the stopped node is still a member");
+    assert_eq!(gone_row.reachable, Some(false));
+    assert!(
+        gone_row.millis_since_ack.is_some_and(|ms| ms > 2_000),
+        "{gone_row:?}"
+    );
+    let leader_row = status
+        .members
+        .iter()
+        .find(|m| m.node_id == leader.id)
+        .expect("the leader is a member");
+    assert_eq!(leader_row.reachable, Some(true));
+
+    members.push(leader);
+    stop_all(members).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_fourth_node_joins_and_an_original_leaves_while_writes_continue() {
     let _turn = watchdog(
         "a_fourth_node_joins_and_an_original_leaves_while_writes_continue",

@@ -46,6 +46,19 @@ impl From<pb::StatusResponse> for ServerStatus {
     }
 }
 
+impl From<hindsight_cluster::ClusterMember> for pb::ClusterMember {
+    fn from(m: hindsight_cluster::ClusterMember) -> Self {
+        pb::ClusterMember {
+            node_id: m.node_id,
+            address: m.address,
+            voter: m.voter,
+            lag: m.lag,
+            reachable: m.reachable,
+            millis_since_ack: m.millis_since_ack,
+        }
+    }
+}
+
 impl From<&ReviewReport> for pb::ReviewResponse {
     fn from(r: &ReviewReport) -> Self {
         pb::ReviewResponse {
