@@ -721,6 +721,13 @@ export interface ClusterMember {
   voter: boolean;
   /** Log entries behind the leader; set only in the leader's answer. */
   lag: number | null;
+  /**
+   * Whether it answered the leader's Raft calls lately; set in the leader's answer (and true for
+   * the answering node itself), `null` in a follower's, which cannot tell.
+   */
+  reachable: boolean | null;
+  /** Milliseconds since it last answered the leader; set only in the leader's answer. */
+  millis_since_ack: number | null;
 }
 
 export interface PartitionStatus {
