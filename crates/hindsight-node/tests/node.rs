@@ -750,7 +750,7 @@ mod review_budget {
         let node = Node::start(config).await.unwrap();
         let banks: Vec<String> = (0..20).map(|i| format!("a/fleet-{i}")).collect();
         for name in &banks {
-            let drinks = ["a flat white", "an espresso", "a cortado", "a latte"];
+            let drinks = ["a ristretto", "an espresso", "a cortado", "a mocha"];
             let requests = drinks
                 .iter()
                 .enumerate()
