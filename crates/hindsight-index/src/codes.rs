@@ -80,10 +80,18 @@ impl CodeArena {
     pub(crate) fn push(&mut self, v: &[f32]) {
         let len = self.meta.len();
         if len.is_multiple_of(self.chunk) {
+            let full = self.chunk * self.stride;
             self.chunks
-                .push(Vec::with_capacity(self.chunk * self.stride));
+                .push(Vec::with_capacity(crate::vector::first_chunk_grows(
+                    &self.chunks,
+                    full,
+                )));
         }
         let out = self.chunks.last_mut().expect("chunk allocated above");
+        if out.len() == out.capacity() {
+            // Doubling in whole strides keeps a growing first chunk within a full one.
+            out.reserve_exact(out.capacity().max(self.stride));
+        }
         let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
         let scale = if max > 0.0 && max.is_finite() {
             VECTOR_RANGE / max

@@ -164,6 +164,18 @@ struct Slot {
     live: bool,
 }
 
+/// The capacity a new arena chunk starts with: none for the first, which then grows as vectors
+/// arrive (to the full chunk at most, since capacities double from one vector's size), so that a
+/// bank of twenty memories holds twenty vectors' worth and not a thousand; a full one for later
+/// chunks, whose bank is already large.
+pub(crate) fn first_chunk_grows<T>(chunks: &[Vec<T>], full: usize) -> usize {
+    if chunks.is_empty() {
+        0
+    } else {
+        full
+    }
+}
+
 /// Vectors by slot number, which is also the id the graph knows them by.
 /// Each vector's eight-bit codes are kept beside it, for exact scans (see `codes.rs`).
 struct Arena {
@@ -186,7 +198,10 @@ impl Arena {
     fn push(&mut self, v: &[f32]) {
         debug_assert_eq!(v.len(), self.dim);
         if self.len.is_multiple_of(CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK * self.dim));
+            self.chunks.push(Vec::with_capacity(first_chunk_grows(
+                &self.chunks,
+                CHUNK * self.dim,
+            )));
         }
         self.chunks
             .last_mut()
