@@ -495,6 +495,32 @@ impl HindsightClient {
         self.answer(response)
     }
 
+    /// The placement table, and the server's view of the partitions it holds.
+    pub async fn list_partitions(&self) -> Result<pb::ListPartitionsResponse, ClientError> {
+        let response = self
+            .node
+            .clone()
+            .list_partitions(pb::ListPartitionsRequest {})
+            .await;
+        self.answer(response)
+    }
+
+    /// Moves partition `partition`'s replica on node `from` to node `to`.
+    pub async fn move_partition(
+        &self,
+        partition: u32,
+        from: u64,
+        to: u64,
+    ) -> Result<pb::ListPartitionsResponse, ClientError> {
+        let request = pb::MovePartitionRequest {
+            partition,
+            from_node: from,
+            to_node: to,
+        };
+        let response = self.node.clone().move_partition(request).await;
+        self.answer(response)
+    }
+
     pub async fn status(&self) -> Result<ServerStatus, ClientError> {
         let response = self.node.clone().status(pb::StatusRequest {}).await;
         Ok(self.answer(response)?.into())

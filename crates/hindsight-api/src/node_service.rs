@@ -137,6 +137,43 @@ impl NodeService for NodeApi {
         tracing::info!(node = id, by = %caller.name, "member removed");
         Ok(Response::new(cluster_status(&self.node, status).await))
     }
+
+    async fn list_partitions(
+        &self,
+        request: Request<pb::ListPartitionsRequest>,
+    ) -> Result<Response<pb::ListPartitionsResponse>, Status> {
+        require_global_admin(&principal(&self.node, &request)?)?;
+        list_partitions(&self.node).map(Response::new)
+    }
+
+    async fn move_partition(
+        &self,
+        request: Request<pb::MovePartitionRequest>,
+    ) -> Result<Response<pb::ListPartitionsResponse>, Status> {
+        let caller = principal(&self.node, &request)?;
+        require_global_admin(&caller)?;
+        let pb::MovePartitionRequest {
+            partition,
+            from_node: from,
+            to_node: to,
+        } = request.into_inner();
+        if from == 0 || to == 0 {
+            return Err(Status::invalid_argument(
+                "from_node and to_node must both be node ids (at least 1)",
+            ));
+        }
+        if from == to {
+            return Err(Status::invalid_argument(format!(
+                "from_node and to_node both name node {from}: a move needs two nodes"
+            )));
+        }
+        self.node
+            .move_partition(partition, from, to)
+            .await
+            .map_err(from_node)?;
+        tracing::info!(partition, from, to, by = %caller.name, "partition move asked for");
+        list_partitions(&self.node).map(Response::new)
+    }
 }
 
 async fn cluster_status(
@@ -179,4 +216,50 @@ async fn cluster_status(
         millis_since_quorum_ack: s.millis_since_quorum_ack,
         members: s.members.into_iter().map(pb::ClusterMember::from).collect(),
     }
+}
+
+/// The placement table and this node's view of the partitions it holds.
+fn list_partitions(node: &Node) -> Result<pb::ListPartitionsResponse, Status> {
+    let Some(partitions) = node.partitions() else {
+        return Err(Status::failed_precondition(
+            "this cluster has no partitions (cluster.partitions = 0): every node holds every bank",
+        ));
+    };
+    let table = node.placement().map_err(from_node)?;
+    let infos = table
+        .iter()
+        .flat_map(|table| {
+            (0..table.partition_count()).map(move |p| {
+                let here = partitions.status(p);
+                let (voters, learners) = here
+                    .as_ref()
+                    .map(|s| {
+                        let voters: Vec<u64> = s.voters().into_iter().collect();
+                        let learners = s
+                            .members
+                            .iter()
+                            .filter(|m| !m.voter)
+                            .map(|m| m.node_id)
+                            .collect();
+                        (voters, learners)
+                    })
+                    .unwrap_or_default();
+                pb::PartitionInfo {
+                    partition: p,
+                    replicas: table.replicas(p).to_vec(),
+                    hosted: here.is_some(),
+                    leader_id: here.as_ref().and_then(|s| s.leader_id),
+                    voters,
+                    learners,
+                    applied_index: here.as_ref().and_then(|s| s.applied_index),
+                    moving: partitions.moving(p, table),
+                }
+            })
+        })
+        .collect();
+    Ok(pb::ListPartitionsResponse {
+        node_id: node.status().node_id,
+        placement_version: table.as_ref().map(|t| t.version),
+        partitions: infos,
+    })
 }

@@ -47,6 +47,11 @@ pub struct BenchArgs {
     /// reads every memory it meets afresh, later ones find most readings kept.
     #[arg(long, default_value_t = 1)]
     pub review_rounds: usize,
+    /// Spread the memories over this many banks (`BANK/N`), one write request per bank, as a
+    /// fleet of agents would; then time recalls to banks that left memory (see
+    /// `index.memory_budget_mb` and `index.unload_idle_secs`). 1: the one-bank benchmark.
+    #[arg(long, default_value_t = 1)]
+    pub banks: usize,
 }
 
 const SUBJECTS: &[&str] = &[
@@ -123,7 +128,7 @@ const TAGS: &[&str] = &[
     "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
 ];
 
-fn sentence(rng: &mut StdRng, n: usize) -> String {
+pub(crate) fn sentence(rng: &mut StdRng, n: usize) -> String {
     let tag = |i: usize| TAGS[i % TAGS.len()];
     format!(
         "{} {} {} {} (case {}-{}-{}-{})",
@@ -139,6 +144,9 @@ fn sentence(rng: &mut StdRng, n: usize) -> String {
 }
 
 pub async fn run(args: BenchArgs) -> Result<()> {
+    if args.banks > 1 {
+        return crate::fleet_bench::run(args).await;
+    }
     let bank: BankName = args.bank.parse()?;
     let tmp = tempfile::tempdir()?;
     let data_dir = args.data_dir.clone().unwrap_or_else(|| tmp.path().into());

@@ -60,6 +60,9 @@ pub enum Command {
     Join(JoinArgs),
     /// Remove a node from its cluster (by default the one --server points at).
     Leave(LeaveArgs),
+    /// With cluster.partitions set: list the partitions, or move a replica to another node.
+    #[command(subcommand)]
+    Partition(PartitionCommand),
     /// Say what became of a memory a recall returned: used, helpful, wrong or harmful.
     Feedback(FeedbackArgs),
     /// The retrieval log: what was recalled, by whom, what came back and why.
@@ -651,6 +654,32 @@ pub struct LeaveArgs {
     /// The node to remove; default: the node --server points at.
     #[arg(long, value_name = "ID")]
     pub node_id: Option<u64>,
+    #[command(flatten)]
+    pub client: ClientOpts,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PartitionCommand {
+    /// Every partition: the nodes the placement table puts it on and, for those the node
+    /// --server points at holds, the leader, members and whether a move is under way.
+    List(StatusArgs),
+    /// Move one replica of a partition from a node to another; the partition's leader copies it
+    /// to the new node before it drops the old replica. The move stands until the cluster's
+    /// nodes change.
+    Move(PartitionMoveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PartitionMoveArgs {
+    /// The partition, as `hindsight partition list` numbers it.
+    #[arg(value_name = "PARTITION")]
+    pub partition: u32,
+    /// The node that gives up its replica.
+    #[arg(long, value_name = "ID")]
+    pub from: u64,
+    /// The node that receives one (a voting member that does not hold the partition).
+    #[arg(long, value_name = "ID")]
+    pub to: u64,
     #[command(flatten)]
     pub client: ClientOpts,
 }

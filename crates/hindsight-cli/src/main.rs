@@ -5,12 +5,14 @@ mod bench;
 mod cli;
 mod cluster;
 mod eval;
+mod fleet_bench;
 mod json;
 mod keys;
 mod learning;
 mod mcp;
 mod moment;
 mod output;
+mod partition;
 mod progress;
 mod recall;
 mod records;
@@ -78,6 +80,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
         Command::Init(args) => cluster::init(args).await,
         Command::Join(args) => cluster::join(args).await,
         Command::Leave(args) => cluster::leave(args).await,
+        Command::Partition(command) => partition::run(command).await,
         Command::Feedback(args) => learning::feedback(args).await,
         Command::Log(command) => learning::log(command).await,
         Command::Key(command) => keys::run(command).await,

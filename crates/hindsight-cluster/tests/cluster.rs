@@ -1831,3 +1831,126 @@ async fn a_bank_lives_in_its_partition_and_requests_across_partitions_are_refuse
     assert_eq!(missing.code(), tonic::Code::NotFound);
     member.stop().await;
 }
+
+/// A node gone for longer than `cluster.replace_after_secs` has its replicas re-placed on the
+/// others, and an operator moves a replica with `MovePartition`; bad moves change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_silent_node_loses_its_replicas_and_an_operator_moves_one() {
+    let test = "a_silent_node_loses_its_replicas_and_an_operator_moves_one";
+    let _turn = watchdog_alone(test, Duration::from_secs(300)).await;
+    let root = tempfile::tempdir().unwrap();
+    let quick = |config: &mut NodeConfig| {
+        with_partitions(config);
+        config.cluster.replace_after_secs = 3;
+    };
+    let first = Member::start_with(root.path(), 1, None, None, quick).await;
+    let seed = first.grpc;
+    let mut members = vec![first];
+    for id in 2..=5 {
+        members.push(Member::start_with(root.path(), id, None, Some(seed), quick).await);
+    }
+    wait_placed(&members, &[1, 2, 3, 4, 5]).await;
+    let mut written = vec![];
+    for p in 0..PARTITIONS {
+        written.push(
+            partition_takes_a_write(&members, p, "placed", STEP_LIMIT)
+                .await
+                .unwrap_or_else(|| panic!("partition {p} takes writes with every node up")),
+        );
+    }
+
+    // Node 5 stops; after replace_after_secs its replicas are copied to the other four.
+    let fifth = members.pop().unwrap();
+    let fifth_grpc = fifth.grpc;
+    let held_by_fifth = members[0]
+        .node
+        .placement()
+        .unwrap()
+        .unwrap()
+        .partitions_of(5);
+    assert!(!held_by_fifth.is_empty());
+    fifth.stop().await;
+    wait_placed(&members, &[1, 2, 3, 4]).await;
+    for p in 0..PARTITIONS {
+        written.push(
+            partition_takes_a_write(&members, p, "replaced", STEP_LIMIT)
+                .await
+                .unwrap_or_else(|| panic!("partition {p} takes writes on three live replicas")),
+        );
+    }
+    all_read_back(&members, &written).await;
+
+    // An operator moves one replica to a node that does not hold the partition.
+    let client = hindsight_api::HindsightClient::connect(&members[1].grpc.to_string())
+        .await
+        .unwrap();
+    let before = client.list_partitions().await.unwrap();
+    let table = members[0].node.placement().unwrap().unwrap();
+    assert_eq!(before.placement_version, Some(table.version));
+    let (p, to) = (0..PARTITIONS)
+        .find_map(|p| {
+            let outside = (1..=4).find(|n| !table.hosts(*n, p))?;
+            Some((p, outside))
+        })
+        .expect("with 18 replicas on 4 nodes some node lacks some partition");
+    let from = *table
+        .replicas(p)
+        .iter()
+        .find(|n| table.partitions_of(**n).len() > 1)
+        .unwrap();
+    let code = |e: hindsight_api::ClientError| match e {
+        hindsight_api::ClientError::Status(status) => status.code(),
+        other => panic!("{other}"),
+    };
+    let other_replica = *table.replicas(p).iter().find(|n| **n != from).unwrap();
+    let refusals = [
+        (p, from, from, tonic::Code::InvalidArgument),
+        (PARTITIONS + 3, from, to, tonic::Code::NotFound),
+        (p, from, 9, tonic::Code::NotFound),
+        (p, from, other_replica, tonic::Code::FailedPrecondition),
+        (p, to, other_replica, tonic::Code::FailedPrecondition),
+    ];
+    for (partition, from, to, expected) in refusals {
+        let refused = client
+            .move_partition(partition, from, to)
+            .await
+            .expect_err("a bad move is refused");
+        assert_eq!(
+            code(refused),
+            expected,
+            "move {partition} from {from} to {to}"
+        );
+    }
+    assert_eq!(
+        members[0].node.placement().unwrap().unwrap(),
+        table,
+        "refused moves changed nothing"
+    );
+    let moved = client.move_partition(p, from, to).await.unwrap();
+    assert_eq!(moved.placement_version, Some(table.version + 1));
+    let listed = &moved.partitions[p as usize];
+    assert!(listed.replicas.contains(&to) && !listed.replicas.contains(&from));
+    wait_placed(&members, &[1, 2, 3, 4]).await;
+    let now = members[0].node.placement().unwrap().unwrap();
+    assert!(
+        now.hosts(to, p) && !now.hosts(from, p),
+        "the move stands: {now:?}"
+    );
+    written.push(
+        partition_takes_a_write(&members, p, "moved", STEP_LIMIT)
+            .await
+            .unwrap_or_else(|| panic!("partition {p} takes writes after the move")),
+    );
+    all_read_back(&members, &written).await;
+    let settled = client.list_partitions().await.unwrap();
+    assert!(
+        settled.partitions.iter().all(|i| i.moving != Some(true)),
+        "{settled:?}"
+    );
+
+    // Node 5 answers again and is placed on again.
+    members.push(Member::start_with(root.path(), 5, Some(fifth_grpc), None, quick).await);
+    wait_placed(&members, &[1, 2, 3, 4, 5]).await;
+    all_read_back(&members, &written).await;
+    stop_all(members).await;
+}

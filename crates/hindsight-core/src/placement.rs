@@ -423,6 +423,142 @@ impl PlacementTable {
     }
 }
 
+/// What the metadata group's leader decides about the table once a second: the target table for
+/// the voters it sees, leaving out the ones gone for too long.
+///
+/// - With no table yet, the first one over every voter ([`PlacementTable::balanced`]).
+/// - Otherwise the nodes to place on are the voters minus those `gone` (silent for longer than
+///   `replace_after`, see [`gone_voters`]), unless that leaves fewer than the replicas a
+///   partition needs: re-placing then could only shrink partitions, so the table stays as it
+///   is. When that node set differs from the nodes the table places replicas on (a node joined,
+///   left, went silent or came back), the target is [`PlacementTable::rebalanced`] over it;
+///   otherwise the table stands as it is, including an operator's move
+///   ([`PlacementTable::with_move`]).
+///
+/// The caller proposes the target when it differs from `current`.
+pub fn target_placement(
+    current: Option<&PlacementTable>,
+    voters: &[NodeId],
+    gone: &BTreeSet<NodeId>,
+    partitions: u32,
+    replication: usize,
+) -> Result<PlacementTable, PlacementError> {
+    let Some(table) = current else {
+        return PlacementTable::balanced(voters, partitions, replication);
+    };
+    let voters = node_set(voters)?;
+    let mut placeable: Vec<NodeId> = voters
+        .iter()
+        .filter(|node| !gone.contains(node))
+        .copied()
+        .collect();
+    if placeable.len() < table.replication.min(voters.len()) {
+        placeable = voters;
+    }
+    let placed: BTreeSet<NodeId> = table.partitions.iter().flatten().copied().collect();
+    if placed == placeable.iter().copied().collect::<BTreeSet<_>>() {
+        return Ok(table.clone());
+    }
+    table.rebalanced(&placeable)
+}
+
+/// The voters to leave out of the placement: those silent for longer than `replace_after`
+/// (`None`: never). `silence` is how long each one has gone without answering the leader (a
+/// voter not in it counts as answering), measured by this leader only, so a silence longer than
+/// `led_for`, the time it has led, is cut to that: a node that has just become leader has not
+/// been calling anyone, and counts from its first call.
+pub fn gone_voters(
+    silence: &BTreeMap<NodeId, std::time::Duration>,
+    led_for: std::time::Duration,
+    replace_after: Option<std::time::Duration>,
+) -> BTreeSet<NodeId> {
+    let Some(after) = replace_after else {
+        return BTreeSet::new();
+    };
+    silence
+        .iter()
+        .filter(|(_, silent)| (**silent).min(led_for) > after)
+        .map(|(node, _)| *node)
+        .collect()
+}
+
+/// Why an operator's move of a replica was refused; nothing changes.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum MoveError {
+    #[error("there is no partition {partition}: the cluster has partitions 0 to {last}")]
+    UnknownPartition { partition: PartitionId, last: u32 },
+    #[error("node {0} is not a voting member of the cluster")]
+    UnknownNode(NodeId),
+    #[error("--from and --to both name node {0}")]
+    SameNode(NodeId),
+    #[error("node {node} already holds a replica of partition {partition}")]
+    AlreadyHosts {
+        partition: PartitionId,
+        node: NodeId,
+    },
+    #[error("node {node} holds no replica of partition {partition} (its replicas are on nodes {replicas:?})")]
+    NotHosting {
+        partition: PartitionId,
+        node: NodeId,
+        replicas: Vec<NodeId>,
+    },
+    #[error("node {0} would hold no partition, and the cluster places replicas on it again at once; to take a node out of the cluster, use `hindsight leave`")]
+    WouldEmpty(NodeId),
+}
+
+impl PlacementTable {
+    /// The table with partition `p`'s replica on `from` moved to `to` (an operator's choice, which
+    /// stands until the cluster's nodes change): `to` joins at the end of the replica list, so the
+    /// preferred leader changes only when it is the one moving. `members` are the voters.
+    pub fn with_move(
+        &self,
+        p: PartitionId,
+        from: NodeId,
+        to: NodeId,
+        members: &[NodeId],
+    ) -> Result<PlacementTable, MoveError> {
+        if p >= self.partition_count() {
+            return Err(MoveError::UnknownPartition {
+                partition: p,
+                last: self.partition_count().saturating_sub(1),
+            });
+        }
+        if from == to {
+            return Err(MoveError::SameNode(from));
+        }
+        if !members.contains(&to) {
+            return Err(MoveError::UnknownNode(to));
+        }
+        // A node that left may still hold replicas in the table: those may be moved off it.
+        if !members.contains(&from) && self.partitions_of(from).is_empty() {
+            return Err(MoveError::UnknownNode(from));
+        }
+        let replicas = self.replicas(p);
+        if replicas.contains(&to) {
+            return Err(MoveError::AlreadyHosts {
+                partition: p,
+                node: to,
+            });
+        }
+        if !replicas.contains(&from) {
+            return Err(MoveError::NotHosting {
+                partition: p,
+                node: from,
+                replicas: replicas.to_vec(),
+            });
+        }
+        if self.partitions_of(from).len() == 1 {
+            return Err(MoveError::WouldEmpty(from));
+        }
+        let mut moved = self.clone();
+        let list = &mut moved.partitions[p as usize];
+        list.retain(|node| *node != from);
+        list.push(to);
+        moved.version = self.version + 1;
+        Ok(moved)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -972,6 +1108,185 @@ mod tests {
             assert_eq!(empty.validate(), Err(PlacementError::ZeroPartitions));
         }
     }
+    mod replacement {
+        use std::time::Duration;
+
+        use super::*;
+
+        fn secs(s: u64) -> Duration {
+            Duration::from_secs(s)
+        }
+
+        #[test]
+        fn a_voter_silent_longer_than_the_threshold_is_gone() {
+            let silence = BTreeMap::from([(2, secs(301)), (3, secs(299)), (4, secs(10_000))]);
+            assert_eq!(
+                gone_voters(&silence, secs(100_000), Some(secs(300))),
+                BTreeSet::from([2, 4])
+            );
+            assert!(gone_voters(&silence, secs(100_000), None).is_empty());
+        }
+
+        #[test]
+        fn a_new_leader_counts_silence_from_when_it_began_to_lead() {
+            // An answer heard an hour ago, before this node led, says nothing about now.
+            let silence = BTreeMap::from([(2, secs(3_600))]);
+            assert!(gone_voters(&silence, secs(200), Some(secs(300))).is_empty());
+            assert_eq!(
+                gone_voters(&silence, secs(301), Some(secs(300))),
+                BTreeSet::from([2])
+            );
+        }
+
+        #[test]
+        fn the_first_table_places_on_every_voter() {
+            let target = target_placement(None, &[1, 2, 3, 4], &BTreeSet::from([4]), 8, 3).unwrap();
+            assert_eq!(
+                target,
+                PlacementTable::balanced(&[1, 2, 3, 4], 8, 3).unwrap()
+            );
+        }
+
+        #[test]
+        fn a_gone_node_loses_its_replicas_and_every_partition_keeps_three() {
+            let voters = [1, 2, 3, 4];
+            let table = PlacementTable::balanced(&voters, 8, 3).unwrap();
+            let target =
+                target_placement(Some(&table), &voters, &BTreeSet::from([4]), 8, 3).unwrap();
+            assert_eq!(target.version, table.version + 1);
+            assert!(target.partitions_of(4).is_empty(), "{target:?}");
+            assert_balanced(&target, &[1, 2, 3]);
+            for m in table.moves_to(&target) {
+                assert_eq!(
+                    m.remove,
+                    vec![4],
+                    "only the gone node's replicas move: {m:?}"
+                );
+                assert_eq!(m.add.len(), 1);
+            }
+            // The same decision a second later changes nothing.
+            assert_eq!(
+                target_placement(Some(&target), &voters, &BTreeSet::from([4]), 8, 3).unwrap(),
+                target
+            );
+        }
+
+        #[test]
+        fn a_node_that_comes_back_is_placed_on_again() {
+            let voters = [1, 2, 3, 4];
+            let table = PlacementTable::balanced(&voters, 8, 3).unwrap();
+            let without =
+                target_placement(Some(&table), &voters, &BTreeSet::from([4]), 8, 3).unwrap();
+            let back = target_placement(Some(&without), &voters, &BTreeSet::new(), 8, 3).unwrap();
+            assert_eq!(back.version, without.version + 1);
+            assert_balanced(&back, &voters);
+            for m in without.moves_to(&back) {
+                assert_eq!(m.add, vec![4], "replicas move back onto node 4 only: {m:?}");
+            }
+        }
+
+        #[test]
+        fn too_few_nodes_left_to_hold_every_replica_keep_the_table() {
+            let voters = [1, 2, 3];
+            let table = PlacementTable::balanced(&voters, 4, 3).unwrap();
+            let target =
+                target_placement(Some(&table), &voters, &BTreeSet::from([3]), 4, 3).unwrap();
+            assert_eq!(
+                target, table,
+                "re-placing could only shrink partitions to 2 replicas"
+            );
+            let five = [1, 2, 3, 4, 5];
+            let table = PlacementTable::balanced(&five, 6, 3).unwrap();
+            let target =
+                target_placement(Some(&table), &five, &BTreeSet::from([4, 5, 3]), 6, 3).unwrap();
+            assert_eq!(target, table);
+        }
+
+        #[test]
+        fn an_unchanged_node_set_keeps_an_operators_move() {
+            let voters = [1, 2, 3, 4];
+            let table = PlacementTable::balanced(&voters, 8, 3).unwrap();
+            let p = 0;
+            let from = table.replicas(p)[0];
+            let to = *voters.iter().find(|n| !table.hosts(**n, p)).unwrap();
+            let moved = table.with_move(p, from, to, &voters).unwrap();
+            assert_eq!(
+                target_placement(Some(&moved), &voters, &BTreeSet::new(), 8, 3).unwrap(),
+                moved
+            );
+        }
+
+        #[test]
+        fn a_move_takes_one_replica_and_keeps_the_others_in_order() {
+            let voters = [1, 2, 3, 4];
+            let table = PlacementTable::balanced(&voters, 8, 3).unwrap();
+            let p = 1;
+            let replicas = table.replicas(p).to_vec();
+            let to = *voters.iter().find(|n| !table.hosts(**n, p)).unwrap();
+            let moved = table.with_move(p, replicas[0], to, &voters).unwrap();
+            assert_eq!(moved.version, table.version + 1);
+            assert_eq!(moved.replicas(p), &[replicas[1], replicas[2], to]);
+            moved.validate().unwrap();
+            for other in (0..8).filter(|q| *q != p) {
+                assert_eq!(moved.replicas(other), table.replicas(other));
+            }
+        }
+
+        #[test]
+        fn a_bad_move_is_refused_and_says_why() {
+            let voters = [1, 2, 3, 4];
+            let table = PlacementTable::balanced(&voters, 8, 3).unwrap();
+            let p = 2;
+            let inside = table.replicas(p)[0];
+            let outside = *voters.iter().find(|n| !table.hosts(**n, p)).unwrap();
+            assert_eq!(
+                table.with_move(8, inside, outside, &voters),
+                Err(MoveError::UnknownPartition {
+                    partition: 8,
+                    last: 7
+                })
+            );
+            assert_eq!(
+                table.with_move(p, inside, 9, &voters),
+                Err(MoveError::UnknownNode(9))
+            );
+            assert_eq!(
+                table.with_move(p, 9, outside, &voters),
+                Err(MoveError::UnknownNode(9))
+            );
+            assert_eq!(
+                table.with_move(p, inside, inside, &voters),
+                Err(MoveError::SameNode(inside))
+            );
+            assert_eq!(
+                table.with_move(p, inside, table.replicas(p)[1], &voters),
+                Err(MoveError::AlreadyHosts {
+                    partition: p,
+                    node: table.replicas(p)[1]
+                })
+            );
+            // Source not hosting, and the move that would leave a node with nothing.
+            let not_hosting = PlacementTable {
+                version: 3,
+                replication: 2,
+                partitions: vec![vec![1, 2], vec![3, 4]],
+            };
+            assert_eq!(
+                not_hosting.with_move(0, 3, 4, &voters),
+                Err(MoveError::NotHosting {
+                    partition: 0,
+                    node: 3,
+                    replicas: vec![1, 2]
+                })
+            );
+            // Node 3's only replica would leave it with none.
+            assert_eq!(
+                not_hosting.with_move(1, 3, 1, &voters),
+                Err(MoveError::WouldEmpty(3))
+            );
+        }
+    }
+
     #[test]
     fn a_memory_id_names_its_partition_and_keeps_its_time() {
         let id = crate::MemoryId::new(1_800_000_000_000, u128::MAX);

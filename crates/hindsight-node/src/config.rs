@@ -80,6 +80,11 @@ pub struct ClusterSection {
     pub partitions: u32,
     /// Nodes each partition is replicated on (fewer while the cluster has fewer nodes).
     pub replication: usize,
+    /// Seconds a voter may go unanswered by the metadata group's leader before the partitions it
+    /// holds are re-placed on the other nodes (their replicas copied there, the quorum kept
+    /// throughout); it is placed on again once it answers. 0: never, only joins and leaves move
+    /// partitions.
+    pub replace_after_secs: u64,
 }
 
 /// Each partition costs every replica a log, a state database and heartbeats.
@@ -96,6 +101,7 @@ impl Default for ClusterSection {
             source_ip: String::new(),
             partitions: 0,
             replication: 3,
+            replace_after_secs: 300,
         }
     }
 }
@@ -208,6 +214,10 @@ pub struct BankDefaults {
 pub struct ReviewSection {
     /// Seconds between periodic reviews of every bank; 0 turns the periodic review off.
     pub interval_secs: u64,
+    /// Seconds between periodic reviews of a bank nothing changed in since its last cycle, so
+    /// that a node with many quiet banks does not load each of them every `interval_secs` only to
+    /// find nothing to do (recall hides expired memories by itself; decay counts days).
+    pub unchanged_every_secs: u64,
     /// Whether a write that looks like it contradicts a memory (a change cue, a negation, the
     /// same slot with another value, a close neighbour that is no duplicate) asks for a review.
     pub on_likely_conflict: bool,
@@ -261,6 +271,31 @@ impl Default for GuardSection {
 pub struct IndexSection {
     /// Seconds between dumps of a changed bank's indexes; 0 dumps only at shutdown.
     pub dump_interval_secs: u64,
+    /// Seconds a loaded bank may go without a request before its indexes are dumped and leave
+    /// memory; the next request loads them again from the dump. 0 keeps every bank loaded.
+    pub unload_idle_secs: u64,
+    /// MiB of heap the loaded banks' records and indexes may hold together; over it the least
+    /// recently used banks are unloaded first. 0: a quarter of the machine's memory.
+    pub memory_budget_mb: u64,
+}
+
+impl IndexSection {
+    /// The loaded banks' budget in bytes, `memory_budget_mb` or its default.
+    pub fn memory_budget_bytes(&self) -> u64 {
+        match self.memory_budget_mb {
+            0 => physical_memory_bytes().map_or(0, |total| total / 4),
+            mb => mb.saturating_mul(1 << 20),
+        }
+    }
+}
+
+/// The machine's memory from /proc/meminfo; `None` where there is none to read (then no budget
+/// applies unless one is configured).
+fn physical_memory_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 impl Default for NodeSection {
@@ -319,6 +354,7 @@ impl Default for ReviewSection {
     fn default() -> Self {
         ReviewSection {
             interval_secs: 300,
+            unchanged_every_secs: 24 * 3600,
             on_likely_conflict: true,
             hint_delay_ms: 2000,
             max_changed_per_cycle: 5_000,
@@ -338,6 +374,8 @@ impl Default for IndexSection {
     fn default() -> Self {
         IndexSection {
             dump_interval_secs: 60,
+            unload_idle_secs: 900,
+            memory_budget_mb: 0,
         }
     }
 }

@@ -24,6 +24,7 @@ use tokio::task::JoinHandle;
 
 use crate::access::{Authenticator, IssuedKey};
 use crate::admission::WriteAdmission;
+use crate::bank::residency::{self, ResidencyLimits};
 use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
 use crate::config::NodeConfig;
 use crate::erasure::RecallErasure;
@@ -37,7 +38,7 @@ use crate::partitions::{Partitions, PartitionsSetup};
 use crate::quota::Reservations;
 use crate::rate::RateLimiter;
 use crate::reflecting::{NodeReflector, ReflectReport};
-use crate::reviewer::{ReviewerMsg, Reviewers};
+use crate::reviewer::{periodic_review_due, ReviewerMsg, Reviewers};
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
 use crate::{conflicts, embedding, learning, recall, reflecting, writer};
 use hindsight_guard::RecordSigner;
@@ -53,6 +54,8 @@ const PLACEMENT_CHECK_EVERY: Duration = Duration::from_secs(1);
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(3);
 /// How often a waiting request checks whether the bank's actor was replaced.
 const VIEW_RECHECK: Duration = Duration::from_millis(200);
+/// A bank asked for within this long is not unloaded to make room for others.
+const KEEP_RECENT_BANKS: Duration = Duration::from_secs(5);
 /// How often a node checks whether a partition replica's store stopped on a fatal error.
 const PARTITION_FAILURE_CHECK: Duration = Duration::from_millis(500);
 
@@ -216,6 +219,7 @@ impl Node {
                 groups: raft_groups.clone(),
                 key_check: cluster.key_check().to_string(),
                 router: router.clone(),
+                replace_after_secs: config.cluster.replace_after_secs,
             }))
         });
         let homes = Homes::new(store.clone(), partitions.clone());
@@ -903,6 +907,11 @@ impl Node {
 
     /// Heap bytes of `bank` on this node, by part (its records, then its indexes' parts); `None`
     /// when the bank is not loaded here.
+    /// Heap bytes the loaded banks may hold together (`index.memory_budget_mb` or its default).
+    pub fn memory_budget_bytes(&self) -> u64 {
+        self.inner.config.index.memory_budget_bytes()
+    }
+
     pub fn bank_heap_bytes(&self, bank: &BankName) -> Option<Vec<(&'static str, u64)>> {
         let handle = self.context().registry.get(bank)?;
         Some(handle.view.heap_parts())
@@ -996,6 +1005,25 @@ impl Node {
         self.metadata_reader()
             .placement()
             .map_err(NodeError::internal)
+    }
+
+    /// An operator's move of partition `p`'s replica from node `from` to node `to`, proposed
+    /// through the metadata group; the table now in force. See [`Partitions::move_replica`].
+    pub async fn move_partition(
+        &self,
+        p: PartitionId,
+        from: u64,
+        to: u64,
+    ) -> Result<PlacementTable, NodeError> {
+        let partitions = self.inner.partitions.as_ref().ok_or_else(|| {
+            NodeError::FailedPrecondition(
+                "this cluster has no partitions (cluster.partitions = 0): every node holds every bank"
+                    .into(),
+            )
+        })?;
+        partitions
+            .move_replica(&self.inner.store, &self.inner.cluster, p, from, to)
+            .await
     }
 
     /// Makes requests that wait for this node's replica to catch up fail at once: the node is
@@ -1271,9 +1299,34 @@ impl Node {
             })
     }
 
+    /// Unloads banks left idle, and the least recently used past the memory budget (see
+    /// [`crate::bank::residency`]); a bank's reviewer leaves with it.
+    fn keep_loaded_banks_within_limits(&self) -> tokio::task::JoinHandle<()> {
+        let index = &self.inner.config.index;
+        let limits = ResidencyLimits {
+            idle_after_millis: index.unload_idle_secs.saturating_mul(1000),
+            budget_bytes: index.memory_budget_bytes(),
+            keep_recent_millis: KEEP_RECENT_BANKS.as_millis() as u64,
+        };
+        let registry = self.inner.context.registry.clone();
+        let supervisor = self.inner.supervisor.clone();
+        // Held weakly: the task must not keep a shut-down node alive.
+        let node = Arc::downgrade(&self.inner);
+        tokio::spawn(residency::keep_within(
+            registry,
+            supervisor,
+            limits,
+            move |bank| {
+                if let Some(inner) = node.upgrade() {
+                    inner.reviewers.remove(bank);
+                }
+            },
+        ))
+    }
+
     /// The bank's published view, starting its actor if needed.
     pub(crate) async fn bank_view(&self, bank: &BankName) -> Result<Arc<BankView>, NodeError> {
-        if let Some(handle) = self.inner.context.registry.get(bank) {
+        if let Some(handle) = self.inner.context.registry.use_bank(bank) {
             return Ok(handle.view);
         }
         if self
@@ -1471,28 +1524,55 @@ impl Node {
             tasks.push(tokio::spawn(async move {
                 let mut tick = tokio::time::interval(Duration::from_secs(interval));
                 tick.tick().await;
+                let unchanged_every =
+                    Duration::from_secs(node.inner.config.review.unchanged_every_secs);
+                // Changes applied before this node started are not in the registry's
+                // last-effect table, so the first round rings every bank once.
+                let mut first_round = true;
                 loop {
                     tick.tick().await;
-                    // The schedule only rings each bank's reviewer; the cycles run in the
-                    // reviewers, one bank's after another's as the actors get to them.
-                    let banks: Vec<BankConfig> = node
+                    // The schedule only rings the reviewers of the banks that are due; the cycles
+                    // run in the reviewers, one bank's after another's as the actors get to them.
+                    let banks: Vec<BankName> = node
                         .hosted_homes()
                         .iter()
-                        .flat_map(|home| home.reader().banks().unwrap_or_default())
+                        .flat_map(|home| {
+                            let reader = home.reader().clone();
+                            let registry = node.inner.context.registry.clone();
+                            let node = node.clone();
+                            reader
+                                .banks()
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|bank| bank.name)
+                                .filter(move |bank| node.leads_bank(bank))
+                                .filter(move |bank| {
+                                    first_round
+                                        || periodic_review_due(
+                                            &reader,
+                                            bank,
+                                            registry.last_effect(bank),
+                                            Timestamp::now(),
+                                            unchanged_every,
+                                        )
+                                })
+                        })
                         .collect();
+                    first_round = false;
                     for bank in banks {
-                        match node.inner.reviewers.get(&node, &bank.name).await {
+                        match node.inner.reviewers.get(&node, &bank).await {
                             Ok(reviewer) => {
                                 let _ = reviewer.send_message(ReviewerMsg::Tick);
                             }
                             Err(e) => {
-                                tracing::warn!(bank = %bank.name, error = %e, "no reviewer")
+                                tracing::warn!(%bank, error = %e, "no reviewer")
                             }
                         }
                     }
                 }
             }));
         }
+        tasks.push(self.keep_loaded_banks_within_limits());
         let dump_every = self.inner.config.index.dump_interval_secs;
         if dump_every > 0 {
             let supervisor = self.inner.supervisor.clone();

@@ -31,7 +31,9 @@ use hindsight_cluster::{
 };
 use hindsight_core::command::{Command, CommandOutcome};
 use hindsight_core::placement::partition_of;
-use hindsight_core::placement::{group_of, PartitionId, PlacementTable};
+use hindsight_core::placement::{
+    gone_voters, group_of, target_placement, MoveError, PartitionId, PlacementTable,
+};
 use hindsight_store::{ProposeOutcome, StoreConfig, StoreHandle};
 use parking_lot::Mutex;
 
@@ -79,6 +81,11 @@ pub struct Partitions {
     replicas: Mutex<BTreeMap<PartitionId, Replica>>,
     /// Opening and closing replicas happen one at a time.
     changing: tokio::sync::Mutex<()>,
+    /// How long a voter may go unanswered before its partitions are re-placed; `None`: never.
+    replace_after: Option<std::time::Duration>,
+    /// Since when this node has led the metadata group, and in which term: the silence of a
+    /// member counts from then at most.
+    led_since: Mutex<Option<(u64, std::time::Instant)>>,
 }
 
 pub(crate) struct PartitionsSetup {
@@ -91,6 +98,8 @@ pub(crate) struct PartitionsSetup {
     pub groups: RaftGroups,
     pub key_check: String,
     pub router: Arc<EffectRouter>,
+    /// `cluster.replace_after_secs`; 0: never.
+    pub replace_after_secs: u64,
 }
 
 impl Partitions {
@@ -109,6 +118,9 @@ impl Partitions {
             review_hints: std::sync::OnceLock::new(),
             replicas: Mutex::default(),
             changing: tokio::sync::Mutex::new(()),
+            replace_after: (setup.replace_after_secs > 0)
+                .then(|| std::time::Duration::from_secs(setup.replace_after_secs)),
+            led_since: Mutex::default(),
         }
     }
 
@@ -168,6 +180,87 @@ impl Partitions {
     /// Partition `p`'s group as this node's replica sees it.
     pub fn status(&self, p: PartitionId) -> Option<ClusterStatus> {
         self.replicas.lock().get(&p).map(|r| r.service.status())
+    }
+
+    /// Whether partition `p` is moving as this node's replica sees it: its group's members differ
+    /// from the replicas the table names, or this node, leading it, is changing them. `None` when
+    /// this node holds no replica of it.
+    pub fn moving(&self, p: PartitionId, table: &PlacementTable) -> Option<bool> {
+        let (status, changing) = {
+            let replicas = self.replicas.lock();
+            let replica = replicas.get(&p)?;
+            (
+                replica.service.status(),
+                replica.moving.load(Ordering::SeqCst),
+            )
+        };
+        let members: BTreeSet<u64> = status.members.iter().map(|m| m.node_id).collect();
+        let voters = status.voters();
+        let placed: BTreeSet<u64> = table.replicas(p).iter().copied().collect();
+        Some(changing || members != placed || voters != placed)
+    }
+
+    /// An operator's move of partition `p`'s replica from node `from` to node `to`: the table
+    /// with that change, checked against the newest table and the metadata group's voters and
+    /// proposed through the metadata group. The partition's leader then carries the move out as
+    /// for any table change. Nothing changes when the move is refused.
+    pub(crate) async fn move_replica(
+        &self,
+        metadata: &StoreHandle,
+        cluster: &RaftTransportService,
+        p: PartitionId,
+        from: u64,
+        to: u64,
+    ) -> Result<PlacementTable, NodeError> {
+        metadata
+            .ensure_linearizable()
+            .await
+            .map_err(|e| NodeError::Unavailable(format!("reading the placement table: {e}")))?;
+        let table = metadata
+            .reader()
+            .placement()
+            .map_err(NodeError::internal)?
+            .ok_or_else(|| {
+                NodeError::Unavailable(
+                    "the cluster has not placed its partitions yet; try again in a moment".into(),
+                )
+            })?;
+        let voters: Vec<u64> = cluster.status().voters().into_iter().collect();
+        let moved = table.with_move(p, from, to, &voters).map_err(|e| match e {
+            MoveError::UnknownPartition { .. } | MoveError::UnknownNode(_) => {
+                NodeError::NotFound(e.to_string())
+            }
+            MoveError::SameNode(_)
+            | MoveError::AlreadyHosts { .. }
+            | MoveError::NotHosting { .. }
+            | MoveError::WouldEmpty(_) => NodeError::FailedPrecondition(e.to_string()),
+        })?;
+        let proposed = metadata
+            .propose(Command::SetPlacement {
+                table: moved.clone(),
+            })
+            .await
+            .map_err(|e| {
+                NodeError::Unavailable(format!("the placement table was not changed: {e}"))
+            })?;
+        match proposed.outcome {
+            CommandOutcome::PlacementSet { .. } => {
+                tracing::info!(
+                    partition = p,
+                    from,
+                    to,
+                    version = moved.version,
+                    "placement changed by an operator"
+                );
+                Ok(moved)
+            }
+            // Another change of the table won the race: nothing of this one was applied.
+            CommandOutcome::Rejected { reason, .. } => Err(NodeError::Unavailable(format!(
+                "the placement table changed meanwhile ({reason}); nothing was moved: look at \
+                 `hindsight partition list` and ask again"
+            ))),
+            other => Err(NodeError::internal(format!("unexpected outcome {other:?}"))),
+        }
     }
 
     /// Proposes `command` to partition `p` through this node's replica (which forwards it to the
@@ -345,8 +438,9 @@ impl Partitions {
         None
     }
 
-    /// On the metadata group's leader: the table its voters call for, proposed when it differs
-    /// from the one in force.
+    /// On the metadata group's leader: the table its voters call for, leaving out the voters
+    /// unanswered for longer than `cluster.replace_after_secs`, proposed when it differs from the
+    /// one in force ([`target_placement`]).
     async fn keep_placement(
         &self,
         metadata: &StoreHandle,
@@ -354,17 +448,55 @@ impl Partitions {
     ) -> Result<(), NodeError> {
         let status = cluster.status();
         if !self.leads(&status) {
+            *self.led_since.lock() = None;
             return Ok(());
         }
+        let led_for = {
+            let mut since = self.led_since.lock();
+            match *since {
+                Some((term, at)) if term == status.term => at.elapsed(),
+                _ => {
+                    *since = Some((status.term, std::time::Instant::now()));
+                    std::time::Duration::ZERO
+                }
+            }
+        };
         let voters: Vec<u64> = status.voters().into_iter().collect();
+        let silence: BTreeMap<u64, std::time::Duration> = status
+            .members
+            .iter()
+            .filter(|m| m.voter && m.node_id != self.node_id)
+            .filter_map(|m| {
+                Some((
+                    m.node_id,
+                    std::time::Duration::from_millis(m.millis_since_ack?),
+                ))
+            })
+            .collect();
+        let gone = gone_voters(&silence, led_for, self.replace_after);
         let current = metadata.reader().placement().map_err(NodeError::internal)?;
-        let target = match &current {
-            None => PlacementTable::balanced(&voters, self.partitions, self.replication),
-            Some(table) => table.rebalanced(&voters),
-        }
+        let target = target_placement(
+            current.as_ref(),
+            &voters,
+            &gone,
+            self.partitions,
+            self.replication,
+        )
         .map_err(|e| NodeError::internal(format!("placing partitions: {e}")))?;
         if current.as_ref() == Some(&target) {
             return Ok(());
+        }
+        if let Some(table) = &current {
+            let placed_before: BTreeSet<u64> = table.partitions.iter().flatten().copied().collect();
+            for node in gone.intersection(&placed_before) {
+                if target.partitions_of(*node).is_empty() {
+                    tracing::warn!(
+                        node,
+                        after_secs = self.replace_after.map_or(0, |d| d.as_secs()),
+                        "a node has not answered for longer than cluster.replace_after_secs; its partitions are re-placed on the other nodes"
+                    );
+                }
+            }
         }
         if let Some(table) = &current {
             if table.partition_count() != self.partitions {

@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use hindsight_core::review::ReviewState;
 use hindsight_core::{BankName, Timestamp};
+use hindsight_store::StateReader;
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, ActorStatus, RpcReplyPort};
 
@@ -126,6 +128,40 @@ fn continue_backlog(myself: &ActorRef<ReviewerMsg>, backlog: u64) {
     }
 }
 
+/// Whether the periodic schedule rings `bank`'s reviewer: when something was applied to it since
+/// its last cycle's watermark, when pairs wait from a cycle that ran out of budget, or when its
+/// last cycle is older than `unchanged_every` (decay and expiry are all a quiet bank needs). A
+/// bank never reviewed is due once it holds a memory.
+pub fn periodic_review_due(
+    reader: &StateReader,
+    bank: &BankName,
+    last_effect: u64,
+    now: Timestamp,
+    unchanged_every: Duration,
+) -> bool {
+    match reader.review_state(bank) {
+        Ok(Some(state)) => review_state_due(&state, last_effect, now, unchanged_every),
+        Ok(None) => reader.bank_memory_count(bank).is_ok_and(|n| n > 0),
+        // A cycle reports the store's failure better than a skipped one would.
+        Err(_) => true,
+    }
+}
+
+fn review_state_due(
+    state: &ReviewState,
+    last_effect: u64,
+    now: Timestamp,
+    unchanged_every: Duration,
+) -> bool {
+    if last_effect > state.watermark || !state.deferred.is_empty() {
+        return true;
+    }
+    state.last.as_ref().is_none_or(|last| {
+        let since = now.millis().saturating_sub(last.started_at.millis());
+        since >= unchanged_every.as_millis() as i64
+    })
+}
+
 /// The node's reviewers by bank, started on first use.
 #[derive(Default)]
 pub struct Reviewers {
@@ -183,4 +219,46 @@ fn is_running(actor: &ActorRef<ReviewerMsg>) -> bool {
         actor.get_status(),
         ActorStatus::Running | ActorStatus::Starting | ActorStatus::Upgrading
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hindsight_core::review::CycleReport;
+    use hindsight_core::MemoryId;
+
+    const DAY: Duration = Duration::from_secs(24 * 3600);
+
+    fn reviewed(watermark: u64, at_millis: i64) -> ReviewState {
+        ReviewState {
+            watermark,
+            last: Some(CycleReport {
+                started_at: Timestamp(at_millis),
+                ..CycleReport::default()
+            }),
+            ..ReviewState::default()
+        }
+    }
+
+    #[test]
+    fn a_bank_written_since_its_last_cycle_is_due() {
+        let state = reviewed(40, 1_000);
+        assert!(review_state_due(&state, 41, Timestamp(2_000), DAY));
+        assert!(!review_state_due(&state, 40, Timestamp(2_000), DAY));
+    }
+
+    #[test]
+    fn a_quiet_bank_is_due_once_its_last_cycle_is_older_than_the_unchanged_interval() {
+        let state = reviewed(40, 0);
+        let day = DAY.as_millis() as i64;
+        assert!(!review_state_due(&state, 0, Timestamp(day - 1), DAY));
+        assert!(review_state_due(&state, 0, Timestamp(day), DAY));
+    }
+
+    #[test]
+    fn pairs_left_by_a_cycle_out_of_budget_make_it_due() {
+        let mut state = reviewed(40, 1_000);
+        state.deferred = vec![(MemoryId(1), MemoryId(2))];
+        assert!(review_state_due(&state, 0, Timestamp(2_000), DAY));
+    }
 }

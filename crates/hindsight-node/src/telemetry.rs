@@ -226,6 +226,23 @@ pub fn describe_metrics() {
         "hindsight_banks_loaded",
         "Banks whose indexes are loaded on this node."
     );
+    gauge!(
+        "hindsight_banks_loaded_heap_bytes",
+        "Heap bytes the loaded banks' records and indexes hold, as the memory budget counts them."
+    );
+    counter!(
+        "hindsight_bank_loads_total",
+        "Bank actors started: a bank's indexes loaded from their dump and the store."
+    );
+    histogram!(
+        "hindsight_bank_load_duration_seconds",
+        "Time to load a bank that was not in memory (dump, records, any missing embeddings)."
+    );
+    counter!(
+        "hindsight_bank_unloads_total",
+        "Banks unloaded from memory (indexes dumped first), by reason: idle or memory (over the \
+         budget, least recently used first)."
+    );
     counter!(
         "hindsight_feedback_total",
         "Feedback on recalled memories by outcome."
@@ -297,6 +314,22 @@ pub(crate) fn write_vectors(carried: usize, embedded: usize) {
         metrics::counter!("hindsight_write_vectors_total", "source" => "embedded")
             .increment(embedded as u64);
     }
+}
+
+/// A bank's actor finished loading its view.
+pub(crate) fn bank_loaded(took: std::time::Duration) {
+    metrics::counter!("hindsight_bank_loads_total").increment(1);
+    metrics::histogram!("hindsight_bank_load_duration_seconds").record(took.as_secs_f64());
+}
+
+/// A loaded bank left memory; `reason` is idle or memory.
+pub(crate) fn bank_unloaded(reason: &'static str) {
+    metrics::counter!("hindsight_bank_unloads_total", "reason" => reason).increment(1);
+}
+
+/// Heap bytes of the loaded banks, as the residency budget last counted them.
+pub(crate) fn banks_loaded_heap(bytes: u64) {
+    metrics::gauge!("hindsight_banks_loaded_heap_bytes").set(bytes as f64);
 }
 
 /// A bank's indexes could not be loaded from their dump and are rebuilt from the store.

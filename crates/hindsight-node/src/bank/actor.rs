@@ -192,13 +192,9 @@ async fn load_view(
     // and replaying one the load already saw is harmless.
     let applied = reader.last_applied_index();
     let view = Arc::new(BankView::new(config, index, applied));
-    context.registry.insert(
-        bank.clone(),
-        BankHandle {
-            actor: myself.clone(),
-            view: view.clone(),
-        },
-    );
+    context
+        .registry
+        .insert(bank.clone(), BankHandle::new(myself.clone(), view.clone()));
     let memories = {
         let reader = reader.clone();
         let bank = bank.clone();
@@ -226,6 +222,7 @@ async fn load_view(
             view.put(memory.clone(), Some(index_doc(memory, vector)));
         }
     }
+    crate::telemetry::bank_loaded(started.elapsed());
     tracing::info!(
         %bank,
         memories = view.len(),

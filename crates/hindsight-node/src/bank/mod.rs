@@ -5,6 +5,7 @@
 mod actor;
 mod context;
 mod registry;
+pub mod residency;
 mod supervisor;
 mod view;
 

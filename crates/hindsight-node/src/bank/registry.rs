@@ -1,5 +1,7 @@
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use hindsight_core::BankName;
 use parking_lot::{Mutex, RwLock};
@@ -12,6 +14,33 @@ use crate::bank::view::BankView;
 pub struct BankHandle {
     pub actor: ActorRef<BankMsg>,
     pub view: Arc<BankView>,
+    /// When a request last asked for the bank ([`uptime_millis`]); what idle unloading and the
+    /// least-recently-used order go by. Applying replicated effects does not count as use.
+    last_used: Arc<AtomicU64>,
+}
+
+impl BankHandle {
+    pub fn new(actor: ActorRef<BankMsg>, view: Arc<BankView>) -> Self {
+        BankHandle {
+            actor,
+            view,
+            last_used: Arc::new(AtomicU64::new(uptime_millis())),
+        }
+    }
+
+    pub fn last_used_millis(&self) -> u64 {
+        self.last_used.load(Ordering::Relaxed)
+    }
+
+    fn touch(&self) {
+        self.last_used.store(uptime_millis(), Ordering::Relaxed);
+    }
+}
+
+/// Milliseconds since the process first asked: a clock that never goes back, unlike the wall's.
+pub fn uptime_millis() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
 
 /// The banks whose actors run on this node, and the last log index that touched each bank.
@@ -26,16 +55,25 @@ impl BankRegistry {
         self.running.read().get(bank).cloned()
     }
 
+    /// The bank's handle for a request, which marks the bank as used now.
+    pub fn use_bank(&self, bank: &BankName) -> Option<BankHandle> {
+        let handle = self.get(bank)?;
+        handle.touch();
+        Some(handle)
+    }
+
     pub fn insert(&self, bank: BankName, handle: BankHandle) {
         self.running.write().insert(bank, handle);
     }
 
     /// Removes the entry only if it still belongs to `actor` (a restarted actor may have replaced it).
-    pub fn remove_actor(&self, bank: &BankName, actor: ractor::ActorId) {
+    pub fn remove_actor(&self, bank: &BankName, actor: ractor::ActorId) -> bool {
         let mut running = self.running.write();
         if running.get(bank).is_some_and(|h| h.actor.get_id() == actor) {
             running.remove(bank);
+            return true;
         }
+        false
     }
 
     pub fn handles(&self) -> Vec<BankHandle> {

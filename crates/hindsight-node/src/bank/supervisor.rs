@@ -8,6 +8,7 @@ use ractor::{
 
 use crate::bank::actor::{BankActor, BankMsg};
 use crate::bank::context::BankContext;
+use crate::bank::residency::UnloadReason;
 use crate::bank::view::BankView;
 
 #[derive(ractor_cluster::RactorMessage)]
@@ -16,11 +17,19 @@ pub enum SupervisorMsg {
     Ensure(BankName, RpcReplyPort<BankStart>),
     /// Stops the bank's actor (bank deleted, or state replaced by a snapshot).
     Stop(BankName),
+    /// Dumps the bank's indexes and stops its actor, to free its memory; the next request loads
+    /// it again from the dump.
+    Unload(BankName, UnloadReason),
+    /// An unloading bank's dump is written and its actor stopped.
+    Unloaded(BankName),
     /// Dumps every bank's indexes; answers when all are written.
     DumpAll(RpcReplyPort<()>),
     /// A bank's actor finished starting (its view is loaded and registered), or failed to.
     Started(BankName, Result<ActorRef<BankMsg>, String>),
 }
+
+/// How long an unloading bank's dump may take before its actor is stopped anyway.
+const UNLOAD_DUMP_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// A started bank's view, or why it did not start.
 pub type BankStart = Result<Arc<BankView>, String>;
@@ -34,6 +43,9 @@ pub struct SupervisorState {
     actors: HashMap<ActorId, BankName>,
     /// Banks whose actors are loading their views, with the requests waiting for them.
     starting: HashMap<BankName, Starting>,
+    /// Banks being dumped before their actors stop, with the requests that asked for them
+    /// meanwhile: those load them again from the new dump once it is written.
+    unloading: HashMap<BankName, Vec<RpcReplyPort<BankStart>>>,
 }
 
 #[derive(Default)]
@@ -59,6 +71,10 @@ impl BankSupervisor {
             starting.waiting.extend(waiting);
             return;
         }
+        if let Some(queued) = state.unloading.get_mut(bank) {
+            queued.extend(waiting);
+            return;
+        }
         let starting = Starting {
             waiting: waiting.into_iter().collect(),
             stop: false,
@@ -80,6 +96,63 @@ impl BankSupervisor {
                 tracing::error!(%bank, error = %e, "bank supervisor gone while a bank started");
             }
         });
+    }
+
+    /// Takes the bank out of the registry first, so that no further effect is sent to its actor,
+    /// then has the actor dump what it holds (effects already in its mailbox included) and stops
+    /// it, in a task of its own so that other banks' starts do not wait behind the dump.
+    fn unload_bank(
+        &self,
+        myself: &ActorRef<SupervisorMsg>,
+        state: &mut SupervisorState,
+        bank: BankName,
+        reason: UnloadReason,
+    ) {
+        if state.starting.contains_key(&bank) || state.unloading.contains_key(&bank) {
+            return;
+        }
+        let Some(handle) = self.context.registry.get(&bank) else {
+            return;
+        };
+        let id = handle.actor.get_id();
+        if !self.context.registry.remove_actor(&bank, id) {
+            return;
+        }
+        state.actors.remove(&id);
+        state.unloading.insert(bank.clone(), vec![]);
+        crate::telemetry::bank_unloaded(reason.label());
+        let supervisor = myself.clone();
+        tokio::spawn(async move {
+            let dumped = handle
+                .actor
+                .call(|port| BankMsg::Dump(Some(port)), Some(UNLOAD_DUMP_WAIT))
+                .await;
+            if !matches!(dumped, Ok(ractor::rpc::CallResult::Success(()))) {
+                // The next load reads what the dump lacks from the store of record.
+                tracing::warn!(%bank, "bank dump before unloading did not finish");
+            }
+            handle.actor.stop(Some("unloaded".into()));
+            if let Err(e) = supervisor.cast(SupervisorMsg::Unloaded(bank.clone())) {
+                tracing::error!(%bank, error = %e, "bank supervisor gone while a bank unloaded");
+            }
+        });
+    }
+
+    fn unloaded(
+        &self,
+        myself: &ActorRef<SupervisorMsg>,
+        state: &mut SupervisorState,
+        bank: BankName,
+    ) {
+        let waiting = state.unloading.remove(&bank).unwrap_or_default();
+        if waiting.is_empty() {
+            return;
+        }
+        let mut waiting = waiting.into_iter();
+        self.start_bank(myself, state, &bank, waiting.next());
+        if let Some(starting) = state.starting.get_mut(&bank) {
+            starting.waiting.extend(waiting);
+        }
     }
 
     fn started(
@@ -145,6 +218,8 @@ impl Actor for BankSupervisor {
                 None => self.start_bank(&myself, state, &bank, Some(reply)),
             },
             SupervisorMsg::Started(bank, result) => self.started(state, bank, result),
+            SupervisorMsg::Unload(bank, reason) => self.unload_bank(&myself, state, bank, reason),
+            SupervisorMsg::Unloaded(bank) => self.unloaded(&myself, state, bank),
             SupervisorMsg::Stop(bank) => {
                 if let Some(starting) = state.starting.get_mut(&bank) {
                     starting.stop = true;
