@@ -15,7 +15,7 @@ use hindsight_node::Node;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
 
-use crate::status::from_node;
+use crate::status::{from_node, NOT_TAKEN_HEADER};
 
 /// Set on a request one node hands to another.
 pub const FORWARDED_HEADER: &str = "x-hindsight-forwarded";
@@ -95,6 +95,20 @@ where
             .insert(FORWARDED_HEADER, tonic::metadata::MetadataValue::from(1u64));
         match call(channel, handed).await {
             Ok(response) => return Ok((node_id, response)),
+            // A change the owner may have proposed before it failed (its leader lost the
+            // majority mid-commit, the commit timed out) could still be applied there: sent to
+            // the next owner as well, it would be stored twice under two ids.
+            Err(status)
+                if effect == Effect::Changes
+                    && status.code() == Code::Unavailable
+                    && !surely_not_taken(&status) =>
+            {
+                return Err(Status::unavailable(format!(
+                    "node {node_id}, which holds the partition: {}; the request may or may not \
+                     have been carried out",
+                    status.message()
+                )));
+            }
             Err(status) if status.code() == Code::Unavailable => {
                 last = Status::unavailable(format!(
                     "node {node_id}, which holds the partition: {}",
@@ -124,6 +138,12 @@ where
         }
     }
     Err(last)
+}
+
+/// Whether an owner's unavailable answer means the request was not carried out at all: the
+/// owner said so, or the connection to it could not be made.
+fn surely_not_taken(status: &Status) -> bool {
+    status.metadata().get(NOT_TAKEN_HEADER).is_some() || hindsight_cluster::is_connect_error(status)
 }
 
 /// A request that concerns every partition (listing banks), asked of nodes that between them hold
@@ -270,13 +290,37 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn any_request_goes_on_to_the_next_owner_when_one_is_unavailable() {
-        for effect in [Effect::Changes, Effect::Reads] {
-            let (outcome, calls) =
-                forward_with_first(effect, Status::unavailable("no quorum")).await;
-            assert_eq!(outcome.expect("the second owner answers"), "ok");
-            assert_eq!(calls, 2);
-        }
+    async fn a_read_goes_on_to_the_next_owner_when_one_is_unavailable() {
+        let (outcome, calls) =
+            forward_with_first(Effect::Reads, Status::unavailable("no quorum")).await;
+        assert_eq!(outcome.expect("the second owner answers"), "ok");
+        assert_eq!(calls, 2);
+    }
+
+    #[tokio::test]
+    async fn a_change_goes_on_to_the_next_owner_only_when_the_first_surely_did_not_take_it() {
+        let not_taken = from_node(hindsight_node::NodeError::NotTaken(
+            "node 1 leads, but no majority has answered it; the change was not proposed".into(),
+        ));
+        let (outcome, calls) = forward_with_first(Effect::Changes, not_taken).await;
+        assert_eq!(outcome.expect("the second owner answers"), "ok");
+        assert_eq!(calls, 2);
+
+        // Proposed, then the owner's leader lost its majority: the entry may still commit
+        // there, so a second owner must not store the write again under another id.
+        let unknown = from_node(hindsight_node::NodeError::Unavailable(
+            "the write was not acknowledged: the change may or may not be applied".into(),
+        ));
+        let (outcome, calls) = forward_with_first(Effect::Changes, unknown).await;
+        let status = outcome.expect_err("the outcome is unknown");
+        assert_eq!(status.code(), Code::Unavailable);
+        assert!(
+            status
+                .message()
+                .contains("may or may not have been carried out"),
+            "{status:?}"
+        );
+        assert_eq!(calls, 1, "a write that may have landed is not sent twice");
     }
 
     #[tokio::test]

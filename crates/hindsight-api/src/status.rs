@@ -4,6 +4,10 @@ use hindsight_core::ValidationError;
 use hindsight_node::NodeError;
 use tonic::Status;
 
+/// Set on an unavailable answer whose request was not carried out at all (see
+/// [`NodeError::NotTaken`]): a node that handed the request over may send it to the next owner.
+pub const NOT_TAKEN_HEADER: &str = "x-hindsight-not-taken";
+
 pub(crate) fn from_node(e: NodeError) -> Status {
     match e {
         NodeError::Invalid(v) => invalid(v),
@@ -11,6 +15,13 @@ pub(crate) fn from_node(e: NodeError) -> Status {
         NodeError::AlreadyExists(m) => Status::already_exists(m),
         NodeError::FailedPrecondition(m) => Status::failed_precondition(m),
         NodeError::Unavailable(m) => Status::unavailable(m),
+        NodeError::NotTaken(m) => {
+            let mut status = Status::unavailable(m);
+            status
+                .metadata_mut()
+                .insert(NOT_TAKEN_HEADER, tonic::metadata::MetadataValue::from(1u64));
+            status
+        }
         NodeError::Unauthenticated(m) => Status::unauthenticated(m),
         NodeError::PermissionDenied(m) => Status::permission_denied(m),
         NodeError::ResourceExhausted(m) => Status::resource_exhausted(m),

@@ -47,6 +47,7 @@ impl From<StoreError> for ClusterError {
             },
             StoreError::Config(m) => ClusterError::InvalidArgument(m),
             e @ (StoreError::NoQuorum(_)
+            | StoreError::NotProposed(_)
             | StoreError::Timeout { .. }
             | StoreError::ShuttingDown) => ClusterError::Unavailable(e.to_string()),
             e => ClusterError::Internal(e.to_string()),

@@ -28,7 +28,7 @@ pub use leader_link::GrpcLeaderLink;
 pub use link::{LinkFrames, LinkSink};
 pub use membership::{ClusterMember, ClusterStatus};
 pub use network::GrpcNetwork;
-pub use peers::{PeerTls, Peers, PeersConfig, SECRET_HEADER};
+pub use peers::{is_connect_error, PeerTls, Peers, PeersConfig, SECRET_HEADER};
 pub use service::{group_status_at, RaftTransportService, ReviewHintSink, TransportAuth};
 
 /// Whether `addr` is `HOST:PORT` with a non-empty host (a name or an IP) and a valid port: the

@@ -184,7 +184,8 @@ pub(crate) fn not_taken(status: &tonic::Status) -> bool {
     status.code() == tonic::Code::Unavailable && is_connect_error(status)
 }
 
-fn is_connect_error(status: &tonic::Status) -> bool {
+/// Whether a failed call never left this node: the connection to the peer could not be made.
+pub fn is_connect_error(status: &tonic::Status) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(status);
     while let Some(error) = source {
         let text = error.to_string();

@@ -28,6 +28,10 @@ pub enum NodeError {
     /// Not serving right now (starting, shutting down, no leader); the caller may retry.
     #[error("{0}")]
     Unavailable(String),
+    /// Not serving right now, and nothing of the request was proposed or carried out: another
+    /// node that holds the bank may be sent the same request without applying it twice.
+    #[error("{0}")]
+    NotTaken(String),
     #[error("configuration error: {0}")]
     Config(String),
     #[error("internal error: {0}")]

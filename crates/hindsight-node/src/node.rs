@@ -1246,13 +1246,16 @@ impl Node {
             || self.inner.store.is_stopping()
             || home.store.is_stopping()
         {
-            return Err(NodeError::Unavailable("the node is shutting down".into()));
+            return Err(NodeError::NotTaken("the node is shutting down".into()));
         }
         self.await_membership().await?;
-        let proposed =
-            home.store.propose(command).await.map_err(|e| {
+        let proposed = home.store.propose(command).await.map_err(|e| {
+            if e.surely_not_proposed() {
+                NodeError::NotTaken(format!("the write was not proposed: {e}"))
+            } else {
                 NodeError::Unavailable(format!("the write was not acknowledged: {e}"))
-            })?;
+            }
+        })?;
         Ok((proposed.log_index, proposed.outcome))
     }
 

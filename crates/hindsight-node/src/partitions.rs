@@ -276,15 +276,18 @@ impl Partitions {
             .get(&p)
             .map(|r| r.store.clone())
             .ok_or_else(|| {
-                NodeError::Unavailable(format!(
+                NodeError::NotTaken(format!(
                     "node {} holds no replica of partition {p}",
                     self.node_id
                 ))
             })?;
-        let ProposeOutcome { outcome, .. } = store
-            .propose(command)
-            .await
-            .map_err(|e| NodeError::Unavailable(format!("partition {p}: {e}")))?;
+        let ProposeOutcome { outcome, .. } = store.propose(command).await.map_err(|e| {
+            if e.surely_not_proposed() {
+                NodeError::NotTaken(format!("partition {p}: {e}"))
+            } else {
+                NodeError::Unavailable(format!("partition {p}: {e}"))
+            }
+        })?;
         Ok(outcome)
     }
 

@@ -23,6 +23,11 @@ pub enum StoreError {
     #[error("the leader could not reach a quorum: {0}")]
     NoQuorum(String),
 
+    /// This node leads but has not heard from a majority for a while, so it did not propose the
+    /// change: nothing of it is in any log, and it may be sent to another node.
+    #[error("{0}")]
+    NotProposed(String),
+
     #[error("raft stopped after a fatal error: {0}")]
     RaftFatal(String),
 
@@ -63,7 +68,19 @@ impl StoreError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            StoreError::NotLeader { .. } | StoreError::NoQuorum(_) | StoreError::Timeout { .. }
+            StoreError::NotLeader { .. }
+                | StoreError::NoQuorum(_)
+                | StoreError::NotProposed(_)
+                | StoreError::Timeout { .. }
+        )
+    }
+
+    /// True when the change surely was not proposed, so that sending it to another node cannot
+    /// apply it twice.
+    pub fn surely_not_proposed(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NotLeader { .. } | StoreError::NotProposed(_)
         )
     }
 

@@ -39,7 +39,11 @@ pub(crate) async fn lost_majority(raft: &Raft<TypeConfig>) -> u64 {
 /// The answer of a leader no majority has answered for `ms` milliseconds; `outcome` says what
 /// became of the request.
 pub(crate) fn cut_off(node_id: u64, ms: u64, outcome: &str) -> StoreError {
-    StoreError::NoQuorum(format!(
+    StoreError::NoQuorum(cut_off_message(node_id, ms, outcome))
+}
+
+pub(crate) fn cut_off_message(node_id: u64, ms: u64, outcome: &str) -> String {
+    format!(
         "node {node_id} leads, but no majority has answered it for {ms} ms (it may be cut off from the other members); {outcome}"
-    ))
+    )
 }

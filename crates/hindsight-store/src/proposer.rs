@@ -13,7 +13,7 @@ use crate::codec::encoded_len;
 use crate::error::StoreError;
 use crate::handle::known_leader;
 use crate::leader_link::LeaderLink;
-use crate::majority_contact::{cut_off, lost_majority, unanswered_leader};
+use crate::majority_contact::{cut_off, cut_off_message, lost_majority, unanswered_leader};
 use crate::type_config::TypeConfig;
 
 /// What one proposed command did once applied.
@@ -254,7 +254,11 @@ async fn submit(
         let attempt = if leader == route.node_id {
             // Not proposed: the caller may retry on another node, which may lead by now.
             if let Some(ms) = unanswered_leader(raft) {
-                return Err(cut_off(route.node_id, ms, "the change was not proposed"));
+                return Err(StoreError::NotProposed(cut_off_message(
+                    route.node_id,
+                    ms,
+                    "the change was not proposed",
+                )));
             }
             // A leader that lost its quorum (or its place in the membership) would wait for a
             // commit forever; the caller hears, within a bound, that the outcome is unknown.
