@@ -274,8 +274,9 @@ pub struct IndexSection {
     /// Seconds a loaded bank may go without a request before its indexes are dumped and leave
     /// memory; the next request loads them again from the dump. 0 keeps every bank loaded.
     pub unload_idle_secs: u64,
-    /// MiB of heap the loaded banks' records and indexes may hold together; over it the least
-    /// recently used banks are unloaded first. 0: a quarter of the machine's memory.
+    /// MiB of resident memory the node aims to stay within: past it the least recently used
+    /// banks are unloaded first, until the loaded banks' heap fits in what the rest of the process
+    /// (model, caches) leaves of it. 0: a quarter of the machine's memory.
     pub memory_budget_mb: u64,
 }
 

@@ -1478,8 +1478,10 @@ mod residency {
         node.shutdown().await;
     }
 
+    /// The budget is the node's resident memory; a test process alone holds more than 1 MiB, so
+    /// every bank not in use leaves. Which go first is `residency::plan_unloads`'s unit tests.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn past_the_memory_budget_the_least_recently_used_banks_leave_first() {
+    async fn past_the_memory_budget_banks_leave_memory_and_answer_from_their_dumps() {
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = config(dir.path());
         cfg.index.memory_budget_mb = 1;
@@ -1508,20 +1510,11 @@ mod residency {
             heap(&node) > 1 << 20,
             "the banks together exceed the budget"
         );
-        // Banks used in the last seconds stay; once none is, the budget holds.
-        wait_until(
-            "the loaded banks to fit the budget",
-            Duration::from_secs(30),
-            || heap(&node) <= 1 << 20,
-        )
+        // Banks used in the last seconds stay; once none is, they leave.
+        wait_until("the loaded banks to leave", Duration::from_secs(30), || {
+            node.status().banks_loaded == 0
+        })
         .await;
-        let loaded: Vec<bool> = names
-            .iter()
-            .map(|n| node.bank_heap_bytes(&bank(n)).is_some())
-            .collect();
-        assert!(loaded.iter().any(|l| *l), "not every bank had to go");
-        // The most recently written stayed; the first written went.
-        assert!(!loaded[0] && loaded[names.len() - 1], "{loaded:?}");
         // Every bank still answers, from its dump.
         for name in &names {
             let found = recall_ids(&node, &[name], "note number 7", None).await;

@@ -124,6 +124,25 @@ impl HeapCounts {
     }
 }
 
+/// What the loaded banks may hold when the node's resident memory is to stay within `budget`:
+/// the budget less what the process holds outside the banks (the embedding model, the store's
+/// caches, memory the allocator has not returned), measured as `resident - loaded`. Never 0 for
+/// a positive budget, which would read as "no budget".
+pub fn banks_budget(budget: u64, resident: u64, loaded: u64) -> u64 {
+    let outside = resident.saturating_sub(loaded);
+    budget.saturating_sub(outside).max(1)
+}
+
+/// Hands the pages unloaded banks freed back to the system: glibc's allocator keeps them
+/// otherwise, and the resident memory the budget is measured by would not fall.
+fn return_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim has no preconditions; it only releases free pages of the heaps.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Looks over the loaded banks every [`LOOK_EVERY`] for as long as the node runs, and has the
 /// supervisor unload what [`plan_unloads`] picks; `on_unload` hears of each (the bank's reviewer
 /// goes with it).
@@ -136,12 +155,35 @@ pub async fn keep_within(
     let mut counts = HeapCounts::default();
     let mut tick = tokio::time::interval(LOOK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut trim_next = false;
+    let mut warned = false;
     loop {
         tick.tick().await;
+        if std::mem::take(&mut trim_next) {
+            return_freed_memory();
+        }
         let handles = registry.handles();
         let residents = counts.residents(&handles);
+        let mut limits = limits;
+        if limits.budget_bytes > 0 {
+            let loaded: u64 = residents.iter().map(|r| r.heap_bytes).sum();
+            let resident = crate::telemetry::resident_bytes().unwrap_or(loaded);
+            let outside = resident.saturating_sub(loaded);
+            if outside > limits.budget_bytes && !std::mem::replace(&mut warned, true) {
+                tracing::warn!(
+                    outside_banks_mib = outside >> 20,
+                    budget_mib = limits.budget_bytes >> 20,
+                    "the node's memory outside its banks (model, caches) alone exceeds index.memory_budget_mb: only banks in use stay loaded"
+                );
+            }
+            limits.budget_bytes = banks_budget(limits.budget_bytes, resident, loaded);
+        }
         let plan = plan_unloads(residents, uptime_millis(), limits);
         crate::telemetry::banks_loaded_heap(plan.kept_heap_bytes);
+        trim_next = plan
+            .unload
+            .iter()
+            .any(|(_, reason)| *reason == UnloadReason::Memory);
         for (bank, reason) in plan.unload {
             on_unload(&bank);
             if supervisor
@@ -178,6 +220,16 @@ mod tests {
         budget_bytes: 0,
         keep_recent_millis: 1_000,
     };
+
+    #[test]
+    fn the_banks_get_what_the_rest_of_the_node_leaves_of_the_budget() {
+        // 1,000 resident, 600 of it banks: 400 outside, so banks may hold 600 of a 1,000 budget.
+        assert_eq!(banks_budget(1_000, 1_000, 600), 600);
+        // Outside the banks already over the budget: the banks get (almost) nothing.
+        assert_eq!(banks_budget(1_000, 1_500, 200), 1);
+        // A count above the measured resident memory (pages not touched yet) leaves it all.
+        assert_eq!(banks_budget(1_000, 500, 700), 1_000);
+    }
 
     #[test]
     fn banks_unused_for_the_idle_time_are_unloaded_and_the_rest_stay() {
