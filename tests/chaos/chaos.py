@@ -26,6 +26,12 @@ fault and its own metrics show none of those flushes that slow (a fault that did
 tests nothing). Without a C compiler the fault is left out and the run says so. `--kinds` picks
 the fault kinds of a run.
 
+Long crashes: with `--replace-after S` (partitions and more than 3 nodes), nodes run with
+cluster.replace_after_secs = S and the `long_crash` fault kills a follower and keeps it down until
+the metadata leader has re-placed its replicas on the others: every partition on three live
+nodes, none of them counting the dead one among its voters, each with a leader. The run fails if
+that takes longer than S + REPLACE_LIMIT seconds, and reports how long it took.
+
 Supervision: a node that exits on its own (not stopped by the harness) is restarted within a
 second, as docker-compose's `restart: unless-stopped` or a StatefulSet would; while its disk is
 still full it is left down, as a supervisor's restarts would fail until the space is back. The
@@ -150,10 +156,11 @@ class Proxy:
 
 
 class Cluster:
-    def __init__(self, binary, n, root, partitions):
+    def __init__(self, binary, n, root, partitions, replace_after=0):
         self.binary = binary
         self.n = n
         self.partitions = partitions
+        self.replace_after = replace_after
         self.root = root
         self.isolated = set()
         self.procs = {}
@@ -303,6 +310,7 @@ class Cluster:
             "HINDSIGHT_CLUSTER_SOURCE_IP": node["ip"],
             "HINDSIGHT_REVIEW_INTERVAL_SECS": "0",
             "HINDSIGHT_CLUSTER_PARTITIONS": str(self.partitions),
+            "HINDSIGHT_CLUSTER_REPLACE_AFTER_SECS": str(self.replace_after or 300),
             "RUST_LOG": env.get("RUST_LOG", "info"),
         })
         if self.slow_disk_library:
@@ -593,6 +601,24 @@ def partition_replicas(views):
     return placed
 
 
+# Seconds, beyond cluster.replace_after_secs, a dead node's replicas may take to be re-placed.
+REPLACE_LIMIT = 90
+
+
+def replaced_without(cluster, victim, partitions):
+    """Whether every partition runs on live nodes only, the dead `victim` in none of its groups."""
+    views = [cluster.status(i) for i in cluster.nodes if i != victim]
+    if None in views:
+        return False
+    table = partition_replicas(views)
+    want = min(3, len(cluster.nodes) - 1)
+    return len(table) == partitions and all(
+        victim not in replicas and len(replicas) == want and len(hosts) == want
+        and all(h.get("leader_id") and victim not in h.get("voters", []) for h in hosts)
+        for replicas, hosts in table.values()
+    )
+
+
 def all_memories(cluster, i, banks):
     contents = {}
     for bank in banks:
@@ -639,6 +665,10 @@ def main():
         "--partitions", type=int, default=0,
         help="run with cluster.partitions = P (3 replicas each) and write into 2 banks in each",
     )
+    parser.add_argument(
+        "--replace-after", type=int, default=0,
+        help="run with cluster.replace_after_secs = S and add long_crash faults (partitions, over 3 nodes)",
+    )
     args = parser.parse_args()
     if not os.access(args.bin, os.X_OK):
         sys.exit(f"chaos: {args.bin} is not an executable; build it first (cargo build --release -p hindsight-cli)")
@@ -648,7 +678,7 @@ def main():
     random.seed(seed)
     root = tempfile.mkdtemp(prefix="hindsight-chaos-")
     log(f"seed {seed}; data and logs in {root}")
-    cluster = Cluster(os.path.abspath(args.bin), args.nodes, root, args.partitions)
+    cluster = Cluster(os.path.abspath(args.bin), args.nodes, root, args.partitions, args.replace_after)
     banks = banks_for(args.partitions)
     ok = False
     try:
@@ -674,8 +704,13 @@ def main():
             table = partition_replicas(views)
             # With more nodes than replicas, a node hosts only some partitions, so each
             # partition's leader is asked of the nodes that host it.
+            # Placed on every node, each partition's group running on exactly the replicas the
+            # table names: the moves that follow the nodes' joins are done, so that a fault does
+            # not hit a group still growing from one voter (which a dead newcomer would stall).
+            want = min(3, args.nodes)
             return len(table) == args.partitions and all(
-                len(hosts) == len(replicas) and all(h.get("leader_id") for h in hosts)
+                len(replicas) == want and len(hosts) == len(replicas)
+                and all(h.get("leader_id") and set(h.get("voters", [])) == replicas for h in hosts)
                 for replicas, hosts in table.values()
             )
         if not wait_for(placed, 120, "every partition to be placed and to elect a leader"):
@@ -701,6 +736,9 @@ def main():
             kinds.append("slow_disk")
         if cluster.disk_faults:
             kinds.append("full_disk")
+        if args.replace_after and args.partitions and args.nodes > 3:
+            kinds.append("long_crash")
+        replacements = []
         if args.kinds:
             wanted = args.kinds.split(",")
             unknown = [k for k in wanted if k not in kinds]
@@ -717,7 +755,7 @@ def main():
             live = [i for i in cluster.nodes if cluster.alive(i)]
             followers = [i for i in live if i != leader] or live
             victim = leader if kind in ("kill_leader", "partition_leader", "pause_leader", "slow_disk") and leader else random.choice(
-                followers if kind in ("kill_follower", "partition_node") else live
+                followers if kind in ("kill_follower", "partition_node", "long_crash") else live
             )
             hold = period * random.uniform(0.4, 0.6)
             leaderless_before = watch.leaderless_ms
@@ -726,6 +764,19 @@ def main():
             if kind in ("kill_leader", "kill_follower"):
                 cluster.kill(victim)
                 time.sleep(hold)
+                cluster.start(victim)
+            elif kind == "long_crash":
+                cluster.kill(victim)
+                started = time.monotonic()
+                done = wait_for(
+                    lambda: replaced_without(cluster, victim, args.partitions),
+                    args.replace_after + REPLACE_LIMIT,
+                    f"node {victim}'s replicas to be re-placed",
+                )
+                took = time.monotonic() - started
+                replacements.append(took if done else None)
+                log(f"node {victim}'s replicas re-placed on the live nodes in {took:.1f} s" if done
+                    else f"node {victim}'s replicas were not re-placed in {took:.0f} s")
                 cluster.start(victim)
             elif kind == "restart":
                 started = time.monotonic()
@@ -870,6 +921,10 @@ def main():
             f"writes acked {len(acked)}, failed or unknown {load.write_failures}; "
             f"reads {load.reads}, unavailable {load.read_failures}; failures by status {load.failure_codes}"
         )
+        if replacements:
+            placed_in = [t for t in replacements if t is not None]
+            log(f"long crashes: {len(replacements)}, re-placed {len(placed_in)}, "
+                f"in {', '.join(f'{t:.1f}' for t in placed_in)} s")
         summary = (
             f"chaos: nodes={args.nodes} faults={faults} acked={len(acked)} lost={len(lost)} "
             f"duplicates={len(duplicates)} stale_reads={len(load.stale)} "
@@ -877,7 +932,7 @@ def main():
         )
         ok = (
             not lost and not duplicates and not load.stale and len(acked) > 0 and linked
-            and not ineffective_slow_disks
+            and not ineffective_slow_disks and None not in replacements
         )
         cluster.stop_all()
         print(summary, flush=True)
