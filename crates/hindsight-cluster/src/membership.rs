@@ -218,6 +218,69 @@ pub(crate) async fn add_member(
     Ok(())
 }
 
+/// Adds several members in one membership change: each new one as a learner that must catch up
+/// within `catch_up`, then every one that did as a voter together. Growing a group one voter at a
+/// time passes through small configurations (one voter to two) whose joint consensus needs the
+/// newcomer's vote, so a newcomer dying in that window stalls the group; adding the others with it
+/// keeps a majority without it. Returns the ids that vote afterwards among those asked for; a
+/// member that did not catch up stays a learner, to be tried again. Run on the leader.
+pub(crate) async fn add_members(
+    raft: &Raft<TypeConfig>,
+    members: &[(u64, String)],
+    catch_up: Duration,
+) -> Result<BTreeSet<u64>, ClusterError> {
+    let metrics = raft.metrics().borrow().clone();
+    let membership = metrics.membership_config.membership().clone();
+    let voters: BTreeSet<u64> = membership.voter_ids().collect();
+    let mut ready = BTreeSet::new();
+    for (id, addr) in members {
+        let (id, addr) = (*id, addr.as_str());
+        if id == 0 || !crate::is_host_port(addr) {
+            return Err(ClusterError::InvalidArgument(format!(
+                "node {id} at {addr:?}: ids start at 1 and addresses are HOST:PORT"
+            )));
+        }
+        if let Some(node) = membership.get_node(&id) {
+            if node.addr != addr {
+                return Err(ClusterError::InvalidArgument(format!(
+                    "node {id} is already a member at {}; remove it before adding it at {addr}",
+                    node.addr
+                )));
+            }
+        }
+        if voters.contains(&id) {
+            ready.insert(id);
+            continue;
+        }
+        // Re-adding a learner is how openraft waits for it to catch up again.
+        match tokio::time::timeout(catch_up, raft.add_learner(id, BasicNode::new(addr), true)).await
+        {
+            Ok(Ok(_)) => {
+                ready.insert(id);
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(node = id, error = %e, "could not add a learner yet");
+            }
+            Err(_) => {
+                tracing::warn!(
+                    node = id,
+                    "a learner did not catch up in {catch_up:?}; trying again later"
+                );
+            }
+        }
+    }
+    let new_voters: BTreeSet<u64> = ready.difference(&voters).copied().collect();
+    if !new_voters.is_empty() {
+        raft.change_membership(ChangeMembers::AddVoterIds(new_voters.clone()), false)
+            .await
+            .map_err(|e| {
+                ClusterError::Unavailable(format!("making nodes {new_voters:?} voters: {e}"))
+            })?;
+        tracing::info!(nodes = ?new_voters, "added voting members in one change");
+    }
+    Ok(ready)
+}
+
 /// The group's voters, once `id` is known to be a member (voter or learner).
 fn voters_beside(raft: &Raft<TypeConfig>, id: u64) -> Result<BTreeSet<u64>, ClusterError> {
     let metrics = raft.metrics().borrow().clone();

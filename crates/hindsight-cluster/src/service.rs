@@ -211,6 +211,37 @@ impl RaftTransportService {
         }
     }
 
+    /// Adds members on this node, which must lead the group: each as a learner that catches up
+    /// within `catch_up`, then all that did as voters in one membership change (see
+    /// [`membership::add_members`]). Returns the ids among `requests` that vote afterwards.
+    pub async fn add_members_here(
+        &self,
+        requests: &[AddMemberRequest],
+        catch_up: std::time::Duration,
+    ) -> Result<std::collections::BTreeSet<u64>, ClusterError> {
+        if !matches!(self.leader()?, Leader::This) {
+            return Err(ClusterError::NotLeader {
+                message: format!(
+                    "node {} no longer leads group {}",
+                    self.inner.node_id,
+                    self.group_id()
+                ),
+            });
+        }
+        if let Some(request) = requests.iter().find(|r| r.key_check != self.key_check()) {
+            return Err(ClusterError::InvalidArgument(format!(
+                "node {} signs records with another key than this cluster",
+                request.node_id
+            )));
+        }
+        let members: Vec<(u64, String)> = requests
+            .iter()
+            .map(|r| (r.node_id, r.address.clone()))
+            .collect();
+        let _serial = self.inner.membership.lock().await;
+        membership::add_members(&self.inner.raft, &members, catch_up).await
+    }
+
     /// Removes a member, on the leader (forwarded there from any other member).
     pub async fn remove_member(&self, id: u64) -> Result<ClusterStatus, ClusterError> {
         self.change_member(id, false).await
