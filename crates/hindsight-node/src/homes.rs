@@ -61,10 +61,14 @@ impl Homes {
         }
     }
 
+    /// The partitions banks live in; `None` without (or in a cluster that formed with one group).
+    fn partitions(&self) -> Option<&Arc<Partitions>> {
+        self.partitions.as_ref().filter(|p| p.active())
+    }
+
     /// The partition `bank` lives in; `None` without partitions.
     pub fn partition_of_bank(&self, bank: &BankName) -> Option<PartitionId> {
-        self.partitions
-            .as_ref()
+        self.partitions()
             .map(|partitions| partition_of(bank.as_str(), partitions.count()))
     }
 
@@ -77,7 +81,7 @@ impl Homes {
 
     /// The partition memory `id` lives in; `None` without partitions.
     pub fn partition_of_memory(&self, id: MemoryId) -> Option<PartitionId> {
-        self.partitions.as_ref().map(|_| partition_of_memory(id))
+        self.partitions().map(|_| partition_of_memory(id))
     }
 
     /// Where `bank` lives, if this node holds a replica of it.
@@ -106,7 +110,7 @@ impl Homes {
     /// Every group holding banks that this node has a replica of: the metadata group without
     /// partitions, the partitions hosted here with them.
     pub fn hosted(&self) -> Vec<Home> {
-        match &self.partitions {
+        match self.partitions() {
             None => vec![self.metadata_home()],
             Some(partitions) => partitions
                 .hosted()
@@ -124,7 +128,7 @@ impl Homes {
     }
 
     fn of_partition(&self, p: PartitionId) -> Option<Home> {
-        let store = self.partitions.as_ref()?.store(p)?;
+        let store = self.partitions()?.store(p)?;
         Some(Home {
             store,
             partition: Some(p),
@@ -132,7 +136,7 @@ impl Homes {
     }
 
     fn partition_count(&self) -> u32 {
-        self.partitions.as_ref().map_or(0, |p| p.count())
+        self.partitions().map_or(0, |p| p.count())
     }
 
     fn not_here(&self, p: PartitionId, what: &str) -> NodeError {

@@ -208,9 +208,23 @@ impl Node {
         if let Some(signer) = &signer {
             cluster.set_key_check(signer.fingerprint());
         }
-        let partitions = (config.cluster.partitions > 0).then(|| {
+        // A placed table decides, whatever this node's configuration says: every node must hash
+        // banks onto the same partitions.
+        let placed = store.reader().placement().map_err(NodeError::internal)?;
+        let partitioned = config.cluster.partitions > 0 || placed.is_some();
+        let partitions = partitioned.then(|| {
+            let single_group = placed.is_none() && store.reader().holds_bank_data();
+            if single_group {
+                tracing::warn!(
+                    partitions = config.cluster.partitions,
+                    "this cluster formed without partitions and its one group holds banks: they stay there, and cluster.partitions is ignored"
+                );
+            }
             Arc::new(Partitions::new(PartitionsSetup {
-                partitions: config.cluster.partitions,
+                partitions: placed
+                    .as_ref()
+                    .map_or(config.cluster.partitions, |t| t.partition_count()),
+                single_group,
                 replication: config.cluster.replication,
                 root: data_dir.join("partitions"),
                 store_config: partition_store_config,
@@ -996,7 +1010,7 @@ impl Node {
 
     /// The partition replicas placed on this node; `None` unless `cluster.partitions` is set.
     pub fn partitions(&self) -> Option<&Partitions> {
-        self.inner.partitions.as_deref()
+        self.inner.partitions.as_deref().filter(|p| p.active())
     }
 
     /// Which nodes replicate each partition, as this node's replica of the metadata group holds
@@ -1015,7 +1029,7 @@ impl Node {
         from: u64,
         to: u64,
     ) -> Result<PlacementTable, NodeError> {
-        let partitions = self.inner.partitions.as_ref().ok_or_else(|| {
+        let partitions = self.partitions().ok_or_else(|| {
             NodeError::FailedPrecondition(
                 "this cluster has no partitions (cluster.partitions = 0): every node holds every bank"
                     .into(),
@@ -1131,7 +1145,7 @@ impl Node {
 
     /// This node's node-to-node service of the group `bank` lives in.
     fn bank_service(&self, bank: &BankName) -> Result<RaftTransportService, NodeError> {
-        match (self.partition_of_bank(bank), &self.inner.partitions) {
+        match (self.partition_of_bank(bank), self.partitions()) {
             (Some(p), Some(partitions)) => partitions.service(p).ok_or_else(|| {
                 NodeError::Unavailable(format!(
                     "bank {bank} lives in partition {p}, which this node holds no replica of"
@@ -1148,7 +1162,7 @@ impl Node {
         &self,
         partition: Option<PartitionId>,
     ) -> Result<Option<Vec<(u64, tonic::transport::Channel)>>, NodeError> {
-        let (Some(p), Some(partitions)) = (partition, &self.inner.partitions) else {
+        let (Some(p), Some(partitions)) = (partition, self.partitions()) else {
             return Ok(None);
         };
         if partitions.store(p).is_some() {

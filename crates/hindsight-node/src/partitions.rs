@@ -21,7 +21,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use hindsight_cluster::pb::AddMemberRequest;
@@ -40,6 +40,8 @@ use parking_lot::Mutex;
 use crate::error::NodeError;
 use crate::listener::EffectRouter;
 
+/// How long an operator's move waits for this node's replica of the metadata group to apply it.
+const MOVE_APPLY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long a partition's leader waits for a new replica to catch up before it tries again.
 const MOVE_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -65,7 +67,14 @@ struct Replica {
 /// The partition replicas this node hosts, and the loop that keeps them as the table says.
 pub struct Partitions {
     node_id: u64,
-    partitions: u32,
+    /// How many partitions banks hash onto: the placed table's count once there is one (every
+    /// node must hash alike, whatever its own `cluster.partitions` says), the configured count
+    /// before.
+    partitions: AtomicU32,
+    /// Set when the cluster formed without partitions and its one group holds banks: those banks
+    /// stay there (their memory ids name no partition), so no table is placed and every bank is
+    /// the metadata group's.
+    single_group: AtomicBool,
     replication: usize,
     root: PathBuf,
     /// Settings every partition's store starts from; each gets its own group id.
@@ -89,7 +98,10 @@ pub struct Partitions {
 }
 
 pub(crate) struct PartitionsSetup {
+    /// `cluster.partitions`, or the placed table's count when there is one.
     pub partitions: u32,
+    /// The metadata group holds banks and no table (see [`Partitions::single_group`]).
+    pub single_group: bool,
     pub replication: usize,
     pub root: PathBuf,
     pub store_config: StoreConfig,
@@ -106,7 +118,8 @@ impl Partitions {
     pub(crate) fn new(setup: PartitionsSetup) -> Partitions {
         Partitions {
             node_id: setup.store_config.node_id,
-            partitions: setup.partitions,
+            partitions: AtomicU32::new(setup.partitions),
+            single_group: AtomicBool::new(setup.single_group),
             replication: setup.replication,
             root: setup.root,
             store_config: setup.store_config,
@@ -126,7 +139,13 @@ impl Partitions {
 
     /// How many partitions the cluster's banks hash onto.
     pub fn count(&self) -> u32 {
-        self.partitions
+        self.partitions.load(Ordering::Acquire)
+    }
+
+    /// Whether banks live in partitions: false in a cluster that formed with one group and keeps
+    /// its banks there.
+    pub fn active(&self) -> bool {
+        !self.single_group.load(Ordering::Acquire)
     }
 
     /// This node's replica of partition `p`'s store, if it holds one.
@@ -245,6 +264,14 @@ impl Partitions {
             })?;
         match proposed.outcome {
             CommandOutcome::PlacementSet { .. } => {
+                // A forwarded proposal is answered once the leader applied it; the caller reads
+                // the table here next, so this replica must hold the change too.
+                if let Err(e) = metadata
+                    .wait_applied_within(proposed.log_index, MOVE_APPLY_WAIT)
+                    .await
+                {
+                    tracing::warn!(error = %e, "the moved table is not applied here yet");
+                }
                 tracing::info!(
                     partition = p,
                     from,
@@ -303,6 +330,20 @@ impl Partitions {
             }
             return;
         }
+        if !self.active() {
+            return;
+        }
+        match metadata.reader().placement() {
+            Ok(None) if metadata.reader().holds_bank_data() => {
+                // A node that joined such a cluster with cluster.partitions set learns it here.
+                tracing::warn!(
+                    "this cluster formed without partitions and its one group holds banks: they stay there, and cluster.partitions is ignored"
+                );
+                self.single_group.store(true, Ordering::Release);
+                return;
+            }
+            _ => {}
+        }
         if let Err(e) = self.keep_placement(metadata, cluster).await {
             tracing::warn!(error = %e, "could not update the placement table");
         }
@@ -314,6 +355,13 @@ impl Partitions {
                 return;
             }
         };
+        let placed = table.partition_count();
+        if self.partitions.swap(placed, Ordering::AcqRel) != placed {
+            tracing::warn!(
+                placed,
+                "cluster.partitions differs from the placed table's; banks hash onto the table's partitions"
+            );
+        }
         let _changing = self.changing.lock().await;
         // A replica on disk that the table no longer places here may still be a voter (the table
         // changed while this node was down): it serves until its partition lets it go.
@@ -482,7 +530,7 @@ impl Partitions {
             current.as_ref(),
             &voters,
             &gone,
-            self.partitions,
+            self.count(),
             self.replication,
         )
         .map_err(|e| NodeError::internal(format!("placing partitions: {e}")))?;
@@ -499,15 +547,6 @@ impl Partitions {
                         "a node has not answered for longer than cluster.replace_after_secs; its partitions are re-placed on the other nodes"
                     );
                 }
-            }
-        }
-        if let Some(table) = &current {
-            if table.partition_count() != self.partitions {
-                tracing::warn!(
-                    configured = self.partitions,
-                    placed = table.partition_count(),
-                    "cluster.partitions differs from the placed table's; the table stays in force"
-                );
             }
         }
         let version = target.version;
@@ -612,26 +651,33 @@ impl Partitions {
         let key_check = self.key_check.clone();
         tokio::spawn(async move {
             let group = service.group_id();
-            for (id, address) in additions {
-                let request = AddMemberRequest {
-                    node_id: id,
-                    address,
+            let requests: Vec<AddMemberRequest> = additions
+                .iter()
+                .map(|(id, address)| AddMemberRequest {
+                    node_id: *id,
+                    address: address.clone(),
                     key_check: key_check.clone(),
                     group_id: group,
-                };
-                // A replica that is down does not catch up: give up for now (it stays a learner)
-                // and try again on a later round, which may also follow a newer table.
-                match tokio::time::timeout(MOVE_STEP_TIMEOUT, service.add_member(request)).await {
-                    Ok(Ok(_)) => {
-                        tracing::info!(partition = p, node = id, "added a partition replica")
+                })
+                .collect();
+            // All of a round's newcomers join in one membership change: a group growing from one
+            // voter to two, one newcomer at a time, would stall if that newcomer died while the
+            // change waited for its vote. A newcomer that is down does not catch up: it stays a
+            // learner and is tried again on a later round, which may also follow a newer table.
+            if !requests.is_empty() {
+                match service.add_members_here(&requests, MOVE_STEP_TIMEOUT).await {
+                    Ok(voting) => {
+                        let added: Vec<u64> = voting.difference(&voters).copied().collect();
+                        if !added.is_empty() {
+                            tracing::info!(partition = p, nodes = ?added, "added partition replicas");
+                        }
+                        if additions.iter().any(|(id, _)| !voting.contains(id)) {
+                            moving.store(false, Ordering::SeqCst);
+                            return;
+                        }
                     }
-                    Ok(Err(e)) => {
-                        tracing::warn!(partition = p, node = id, error = %e, "could not add a partition replica yet");
-                        moving.store(false, Ordering::SeqCst);
-                        return;
-                    }
-                    Err(_) => {
-                        tracing::warn!(partition = p, node = id, "a new partition replica did not catch up in {MOVE_STEP_TIMEOUT:?}; trying again later");
+                    Err(e) => {
+                        tracing::warn!(partition = p, error = %e, "could not add partition replicas yet");
                         moving.store(false, Ordering::SeqCst);
                         return;
                     }
@@ -697,7 +743,7 @@ impl Partitions {
         drop(replica);
         // Banks of the partition had actors here that read its store: they stop, and a bank
         // used again later starts from wherever it then lives.
-        let count = self.partitions;
+        let count = self.count();
         self.router
             .stop_banks(|bank| partition_of(bank.as_str(), count) == p);
         if delete {

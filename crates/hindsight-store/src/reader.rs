@@ -104,6 +104,15 @@ impl StateReader {
             .collect()
     }
 
+    /// Whether this group holds any bank or memory: a cluster that formed without partitions
+    /// keeps such banks in its one group.
+    pub fn holds_bank_data(&self) -> bool {
+        let tree = self.shared.tree();
+        [keys::BANK_PREFIX, keys::MEMORY_PREFIX]
+            .iter()
+            .any(|prefix| tree.scan_prefix(prefix).next().is_some())
+    }
+
     /// The bank's review progress; `None` before its first cycle.
     pub fn review_state(&self, bank: &BankName) -> Result<Option<ReviewState>, StoreError> {
         get(
