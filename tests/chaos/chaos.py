@@ -575,19 +575,56 @@ def partition_of(bank, partitions):
     return bucket
 
 
-def banks_for(partitions):
-    """Two banks in each partition (names found by hashing), or one bank without partitions."""
+def banks_for(partitions, at_least=0):
+    """Two banks in each partition (names found by hashing), or one bank without partitions; then
+    more, up to `at_least` banks in all."""
     if not partitions:
-        return [BANK]
-    per_partition = {p: [] for p in range(partitions)}
+        names = [BANK]
+    else:
+        per_partition = {p: [] for p in range(partitions)}
+        k = 0
+        while any(len(names) < 2 for names in per_partition.values()):
+            name = f"{BANK}-{k}"
+            names = per_partition[partition_of(name, partitions)]
+            if len(names) < 2:
+                names.append(name)
+            k += 1
+        names = [name for names in per_partition.values() for name in names]
+    taken = set(names)
     k = 0
-    while any(len(names) < 2 for names in per_partition.values()):
-        name = f"{BANK}-{k}"
-        names = per_partition[partition_of(name, partitions)]
-        if len(names) < 2:
+    while len(names) < at_least:
+        name = f"{BANK}-extra-{k}"
+        if name not in taken:
             names.append(name)
         k += 1
-    return [name for names in per_partition.values() for name in names]
+    return names
+
+
+def in_parallel(work, items, threads=8):
+    """`work(item)` for every item on a few threads; the first exception raised, if any."""
+    pending = list(items)
+    lock = threading.Lock()
+    errors = []
+
+    def run():
+        while True:
+            with lock:
+                if not pending or errors:
+                    return
+                item = pending.pop()
+            try:
+                work(item)
+            except Exception as e:  # noqa: BLE001 - reported by the caller
+                with lock:
+                    errors.append(e)
+
+    pool = [threading.Thread(target=run, daemon=True) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    if errors:
+        raise errors[0]
 
 
 def partition_replicas(views):
@@ -605,26 +642,18 @@ def partition_replicas(views):
 REPLACE_LIMIT = 90
 
 
-def replaced_without(cluster, victim, partitions):
-    """Whether every partition runs on live nodes only, the dead `victim` in none of its groups."""
-    views = [cluster.status(i) for i in cluster.nodes if i != victim]
+def replaced_without(cluster, victims, partitions):
+    """Whether every partition runs on live nodes only, none of the dead `victims` in its groups."""
+    views = [cluster.status(i) for i in cluster.nodes if i not in victims]
     if None in views:
         return False
     table = partition_replicas(views)
-    want = min(3, len(cluster.nodes) - 1)
+    want = min(3, len(cluster.nodes) - len(victims))
     return len(table) == partitions and all(
-        victim not in replicas and len(replicas) == want and len(hosts) == want
-        and all(h.get("leader_id") and victim not in h.get("voters", []) for h in hosts)
+        not (victims & replicas) and len(replicas) == want and len(hosts) == want
+        and all(h.get("leader_id") and not (victims & set(h.get("voters", []))) for h in hosts)
         for replicas, hosts in table.values()
     )
-
-
-def all_memories(cluster, i, banks):
-    contents = {}
-    for bank in banks:
-        for content, ids in bank_memories(cluster, i, bank).items():
-            contents.setdefault(content, []).extend(ids)
-    return contents
 
 
 def bank_memories(cluster, i, bank):
@@ -666,6 +695,11 @@ def main():
         help="run with cluster.partitions = P (3 replicas each) and write into 2 banks in each",
     )
     parser.add_argument(
+        "--banks", type=int, default=0,
+        help="create at least this many banks, write one memory into each before the faults, and "
+             "check them all at the end (the load writes into all of them)",
+    )
+    parser.add_argument(
         "--replace-after", type=int, default=0,
         help="run with cluster.replace_after_secs = S and add long_crash faults (partitions, over 3 nodes)",
     )
@@ -679,7 +713,7 @@ def main():
     root = tempfile.mkdtemp(prefix="hindsight-chaos-")
     log(f"seed {seed}; data and logs in {root}")
     cluster = Cluster(os.path.abspath(args.bin), args.nodes, root, args.partitions, args.replace_after)
-    banks = banks_for(args.partitions)
+    banks = banks_for(args.partitions, args.banks)
     ok = False
     try:
         cluster.start(1)
@@ -715,14 +749,34 @@ def main():
             )
         if not wait_for(placed, 120, "every partition to be placed and to elect a leader"):
             raise RuntimeError("the partitions were not placed")
-        for bank in banks:
-            code, body = request(cluster.http_addr(1), "POST", "/v1/banks", {"name": bank})
+        seeded = []
+
+        def create(bank):
+            i = list(cluster.nodes)[hash(bank) % len(cluster.nodes)]
+            code, body = request(cluster.http_addr(i), "POST", "/v1/banks", {"name": bank}, timeout=30)
             if code != 200:
                 raise RuntimeError(f"could not create bank {bank}: {code} {body}")
+            if args.banks:
+                content = f"seed of {bank} {uuid.uuid4().hex}"
+                code, body = request(
+                    cluster.http_addr(i), "POST", f"/v1/banks/{bank}/memories", {"content": content},
+                    timeout=30,
+                )
+                if code != 200 or body.get("disposition") != "created":
+                    raise RuntimeError(f"could not write into bank {bank}: {code} {body}")
+                with lock:
+                    seeded.append((body["id"], content, bank, time.monotonic()))
+
+        lock = threading.Lock()
+        started = time.monotonic()
+        in_parallel(create, banks)
+        if args.banks:
+            log(f"{len(banks)} banks created with one memory each in {time.monotonic() - started:.0f} s")
         log(f"{args.nodes} nodes up, {args.partitions} partitions, {len(banks)} banks; "
             f"load and faults for {args.duration:.0f} s")
 
         load = Load(cluster, banks, args.writers, args.readers)
+        load.acked.extend(seeded)
         watch = LeaderWatch(cluster)
         supervisor = Supervisor(cluster)
         load.start()
@@ -738,6 +792,8 @@ def main():
             kinds.append("full_disk")
         if args.replace_after and args.partitions and args.nodes > 3:
             kinds.append("long_crash")
+        if args.replace_after and args.partitions and args.nodes > 4:
+            kinds.append("double_crash")
         replacements = []
         if args.kinds:
             wanted = args.kinds.split(",")
@@ -765,19 +821,31 @@ def main():
                 cluster.kill(victim)
                 time.sleep(hold)
                 cluster.start(victim)
-            elif kind == "long_crash":
-                cluster.kill(victim)
-                started = time.monotonic()
-                done = wait_for(
-                    lambda: replaced_without(cluster, victim, args.partitions),
-                    args.replace_after + REPLACE_LIMIT,
-                    f"node {victim}'s replicas to be re-placed",
-                )
-                took = time.monotonic() - started
-                replacements.append(took if done else None)
-                log(f"node {victim}'s replicas re-placed on the live nodes in {took:.1f} s" if done
-                    else f"node {victim}'s replicas were not re-placed in {took:.0f} s")
-                cluster.start(victim)
+            elif kind in ("long_crash", "double_crash"):
+                # double_crash: a second follower dies once the first one's replicas are
+                # re-placed, and both stay down until the second one's are too.
+                victims = {victim}
+                if kind == "double_crash":
+                    others = [i for i in followers if i != victim]
+                    second = random.choice(others) if others else None
+                else:
+                    second = None
+                for down in [victim] + ([second] if second else []):
+                    victims.add(down)
+                    cluster.kill(down)
+                    started = time.monotonic()
+                    done = wait_for(
+                        lambda: replaced_without(cluster, set(victims), args.partitions),
+                        args.replace_after + REPLACE_LIMIT,
+                        f"node {down}'s replicas to be re-placed",
+                    )
+                    took = time.monotonic() - started
+                    replacements.append(took if done else None)
+                    log(f"node {down}'s replicas re-placed on the live nodes in {took:.1f} s "
+                        f"(down: {sorted(victims)})" if done
+                        else f"node {down}'s replicas were not re-placed in {took:.0f} s")
+                for down in sorted(victims):
+                    cluster.start(down)
             elif kind == "restart":
                 started = time.monotonic()
                 cluster.kill(victim, signal.SIGTERM)
@@ -895,16 +963,25 @@ def main():
             table = partition_replicas([cluster.status(i) for i in cluster.nodes if cluster.status(i)])
             for bank in banks:
                 holders[bank] = table[partition_of(bank, args.partitions)][0]
-        for i in cluster.nodes:
-            contents = all_memories(cluster, i, [b for b in banks if i in holders[b]])
-            for memory_id, content, bank, _ in acked:
-                if i not in holders[bank]:
-                    continue
+        written = {}
+        for memory_id, content, bank, _ in acked:
+            written.setdefault(bank, []).append((memory_id, content))
+        checked = time.monotonic()
+
+        def check(pair):
+            i, bank = pair
+            contents = bank_memories(cluster, i, bank)
+            for memory_id, content in written[bank]:
                 ids = contents.get(content, [])
-                if memory_id not in ids:
-                    lost.add(memory_id)
-                if len(ids) > 1:
-                    duplicates.add(memory_id)
+                with lock:
+                    if memory_id not in ids:
+                        lost.add(memory_id)
+                    if len(ids) > 1:
+                        duplicates.add(memory_id)
+
+        in_parallel(check, [(i, b) for b in written for i in cluster.nodes if i in holders[b]])
+        log(f"{sum(len(w) for w in written.values())} acknowledged writes in {len(written)} banks "
+            f"looked for on every replica in {time.monotonic() - checked:.0f} s")
         log(f"restarts by the supervisor: {cluster.supervised_restarts}")
         for kind, (count, ms) in sorted(leaderless_by_kind.items()):
             log(f"{kind}: {count} faults, {ms / count:.0f} ms without a leader each on average")

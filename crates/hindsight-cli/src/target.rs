@@ -24,6 +24,24 @@ impl Target {
         let node = Node::start(config)
             .await
             .context("embedded node did not start")?;
+        // With cluster.partitions set, the node places and opens its partitions within a few
+        // seconds of starting; requests before that would find them closed.
+        if let Some(partitions) = node.partitions() {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let opened = || {
+                let hosted = partitions.hosted();
+                hosted.len() == partitions.count() as usize
+                    && hosted
+                        .iter()
+                        .all(|p| partitions.status(*p).is_some_and(|s| s.leader_id.is_some()))
+            };
+            while !opened() {
+                if std::time::Instant::now() > deadline {
+                    anyhow::bail!("the embedded node did not open its partitions within 60 s");
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
         Ok(Target::Embedded(node))
     }
 
