@@ -83,7 +83,9 @@ impl FileDigest {
 
     pub(crate) fn finish(mut self) -> u64 {
         // The tail, zero-padded to whole words; the length below tells the padding from zeros.
-        let tail = self.pending;
+        // Past `pending_len` the buffer may still hold an earlier piece's bytes.
+        let mut tail = self.pending;
+        tail[self.pending_len..].fill(0);
         for (i, word) in tail[..self.pending_len.div_ceil(8) * 8]
             .chunks_exact(8)
             .enumerate()
@@ -118,6 +120,21 @@ mod tests {
                 d.update(chunk);
             }
             assert_eq!(d.finish(), whole, "pieces of {piece}");
+        }
+    }
+
+    #[test]
+    fn uneven_pieces_give_the_digest_of_the_whole() {
+        // A short tail after a longer one must not pick up the longer one's bytes.
+        for total in [24usize, 40, 60, 85, 120] {
+            let bytes: Vec<u8> = (0..total as u32).map(|i| (i * 7 % 251) as u8).collect();
+            let mut d = FileDigest::new();
+            let mut at = 0;
+            for n in [8, 4, total - 24, 8, 4] {
+                d.update(&bytes[at..at + n]);
+                at += n;
+            }
+            assert_eq!(d.finish(), digest(&bytes), "{total} bytes");
         }
     }
 

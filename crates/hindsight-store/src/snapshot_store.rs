@@ -124,10 +124,14 @@ impl SnapshotStore {
         if *stored > Some(meta.last_log_id) {
             return Ok(false);
         }
-        let (file, meta_copy, data) = (self.file.clone(), meta.clone(), data.to_vec());
-        tokio::task::spawn_blocking(move || write_file(&file, &meta_copy, &data))
-            .await
-            .map_err(|e| StoreError::Internal(format!("the snapshot writer failed: {e}")))??;
+        // A snapshot holds the whole state: a copy of it for a blocking task would double the
+        // memory a snapshot costs, so the write blocks this worker thread instead.
+        match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => {
+                tokio::task::block_in_place(|| write_file(&self.file, meta, data))?
+            }
+            _ => write_file(&self.file, meta, data)?,
+        }
         *stored = Some(meta.last_log_id);
         Ok(true)
     }
@@ -140,25 +144,29 @@ fn temporary(file: &Path) -> PathBuf {
 }
 
 /// Writes beside the file, syncs, renames over it and syncs the directory: a crash leaves the old
-/// snapshot or the new one, never half of one.
+/// snapshot or the new one, never half of one. Streamed, so that writing costs no second copy of
+/// the data.
 fn write_file(file: &Path, meta: &Meta, data: &[u8]) -> Result<(), StoreError> {
     let meta_bytes = encode("snapshot meta", meta)?;
     let meta_len = u32::try_from(meta_bytes.len())
         .map_err(|_| StoreError::codec("snapshot meta", "over 4 GiB"))?;
-    let mut framed = Vec::with_capacity(MAGIC.len() + 4 + meta_bytes.len() + 8 + data.len() + 8);
-    framed.extend_from_slice(MAGIC);
-    framed.extend_from_slice(&meta_len.to_be_bytes());
-    framed.extend_from_slice(&meta_bytes);
-    framed.extend_from_slice(&(data.len() as u64).to_be_bytes());
-    framed.extend_from_slice(data);
-    let mut digest = FileDigest::new();
-    digest.update(&framed);
-    framed.extend_from_slice(&digest.finish().to_be_bytes());
-
     let temporary = temporary(file);
     let io_error = |e| StoreError::storage(format!("writing {}", file.display()), e);
-    let mut out = File::create(&temporary).map_err(io_error)?;
-    out.write_all(&framed).map_err(io_error)?;
+    let mut out = io::BufWriter::new(File::create(&temporary).map_err(io_error)?);
+    let mut digest = FileDigest::new();
+    for piece in [
+        MAGIC.as_slice(),
+        &meta_len.to_be_bytes(),
+        &meta_bytes,
+        &(data.len() as u64).to_be_bytes(),
+        data,
+    ] {
+        digest.update(piece);
+        out.write_all(piece).map_err(io_error)?;
+    }
+    out.write_all(&digest.finish().to_be_bytes())
+        .map_err(io_error)?;
+    let out = out.into_inner().map_err(|e| io_error(e.into_error()))?;
     out.sync_all().map_err(io_error)?;
     drop(out);
     fs::rename(&temporary, file).map_err(io_error)?;
@@ -207,7 +215,12 @@ fn read_file(file: &Path) -> Result<Option<(Meta, Vec<u8>)>, FileError> {
     }
     let meta: Meta =
         decode("snapshot meta", meta_bytes).map_err(|e| FileError::Corrupt(e.to_string()))?;
-    Ok(Some((meta, data.to_vec())))
+    // The data is most of the file: it is cut out of the bytes read rather than copied.
+    let data_start = bytes.len() - 8 - data.len();
+    let mut bytes = bytes;
+    bytes.truncate(body_len);
+    bytes.drain(..data_start);
+    Ok(Some((meta, bytes)))
 }
 
 #[cfg(test)]
