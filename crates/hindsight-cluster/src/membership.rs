@@ -184,23 +184,9 @@ pub(crate) async fn add_member(
     id: u64,
     addr: &str,
 ) -> Result<(), ClusterError> {
-    if id == 0 {
-        return Err(ClusterError::InvalidArgument("node ids start at 1".into()));
-    }
-    if !crate::is_host_port(addr) {
-        return Err(ClusterError::InvalidArgument(format!(
-            "{addr:?} is not HOST:PORT"
-        )));
-    }
     let metrics = raft.metrics().borrow().clone();
     let membership = metrics.membership_config.membership();
-    if let Some(node) = membership.get_node(&id) {
-        if node.addr != addr {
-            return Err(ClusterError::InvalidArgument(format!(
-                "node {id} is already a member at {}; remove it before adding it at {addr}",
-                node.addr
-            )));
-        }
+    if check_addition(membership, id, addr)? {
         if membership.voter_ids().any(|v| v == id) {
             return Ok(());
         }
@@ -234,20 +220,10 @@ pub(crate) async fn add_members(
     let voters: BTreeSet<u64> = membership.voter_ids().collect();
     let mut ready = BTreeSet::new();
     for (id, addr) in members {
+        check_addition(&membership, *id, addr)?;
+    }
+    for (id, addr) in members {
         let (id, addr) = (*id, addr.as_str());
-        if id == 0 || !crate::is_host_port(addr) {
-            return Err(ClusterError::InvalidArgument(format!(
-                "node {id} at {addr:?}: ids start at 1 and addresses are HOST:PORT"
-            )));
-        }
-        if let Some(node) = membership.get_node(&id) {
-            if node.addr != addr {
-                return Err(ClusterError::InvalidArgument(format!(
-                    "node {id} is already a member at {}; remove it before adding it at {addr}",
-                    node.addr
-                )));
-            }
-        }
         if voters.contains(&id) {
             ready.insert(id);
             continue;
@@ -279,6 +255,30 @@ pub(crate) async fn add_members(
         tracing::info!(nodes = ?new_voters, "added voting members in one change");
     }
     Ok(ready)
+}
+
+/// Refuses adding `id` at `addr` unless the id and address are well formed and `id` is not a
+/// member at another address. Returns whether `id` is already a member (voter or learner).
+fn check_addition(
+    membership: &openraft::Membership<u64, BasicNode>,
+    id: u64,
+    addr: &str,
+) -> Result<bool, ClusterError> {
+    if id == 0 {
+        return Err(ClusterError::InvalidArgument("node ids start at 1".into()));
+    }
+    if !crate::is_host_port(addr) {
+        return Err(ClusterError::InvalidArgument(format!(
+            "{addr:?} is not HOST:PORT"
+        )));
+    }
+    match membership.get_node(&id) {
+        Some(node) if node.addr != addr => Err(ClusterError::InvalidArgument(format!(
+            "node {id} is already a member at {}; remove it before adding it at {addr}",
+            node.addr
+        ))),
+        known => Ok(known.is_some()),
+    }
 }
 
 /// The group's voters, once `id` is known to be a member (voter or learner).

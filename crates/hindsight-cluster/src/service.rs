@@ -186,13 +186,7 @@ impl RaftTransportService {
     ) -> Result<ClusterStatus, ClusterError> {
         match self.leader()? {
             Leader::This => {
-                if request.key_check != self.key_check() {
-                    // The check strings stay out of the answer: they fingerprint the cluster's key.
-                    return Err(ClusterError::InvalidArgument(format!(
-                        "node {} signs records with another key than this cluster: give every node the same $HINDSIGHT_CLUSTER_SECRET (cluster.secret), or the same record key ($HINDSIGHT_RECORD_KEY) where one is set",
-                        request.node_id
-                    )));
-                }
+                self.check_key(&request)?;
                 let _serial = self.inner.membership.lock().await;
                 membership::add_member(&self.inner.raft, request.node_id, &request.address).await?;
                 Ok(self.status())
@@ -209,6 +203,18 @@ impl RaftTransportService {
                 Ok(reply.into_inner().into())
             }
         }
+    }
+
+    /// Refuses a member that signs records with another key than this cluster.
+    fn check_key(&self, request: &AddMemberRequest) -> Result<(), ClusterError> {
+        if request.key_check == self.key_check() {
+            return Ok(());
+        }
+        // The check strings stay out of the answer: they fingerprint the cluster's key.
+        Err(ClusterError::InvalidArgument(format!(
+            "node {} signs records with another key than this cluster: give every node the same $HINDSIGHT_CLUSTER_SECRET (cluster.secret), or the same record key ($HINDSIGHT_RECORD_KEY) where one is set",
+            request.node_id
+        )))
     }
 
     /// Adds members on this node, which must lead the group: each as a learner that catches up
@@ -228,11 +234,8 @@ impl RaftTransportService {
                 ),
             });
         }
-        if let Some(request) = requests.iter().find(|r| r.key_check != self.key_check()) {
-            return Err(ClusterError::InvalidArgument(format!(
-                "node {} signs records with another key than this cluster",
-                request.node_id
-            )));
+        for request in requests {
+            self.check_key(request)?;
         }
         let members: Vec<(u64, String)> = requests
             .iter()

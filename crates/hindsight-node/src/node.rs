@@ -213,13 +213,11 @@ impl Node {
         let placed = store.reader().placement().map_err(NodeError::internal)?;
         let partitioned = config.cluster.partitions > 0 || placed.is_some();
         let partitions = partitioned.then(|| {
-            let single_group = placed.is_none() && store.reader().holds_bank_data();
-            if single_group {
-                tracing::warn!(
-                    partitions = config.cluster.partitions,
-                    "this cluster formed without partitions and its one group holds banks: they stay there, and cluster.partitions is ignored"
-                );
-            }
+            let single_group = crate::partitions::formed_with_one_group(
+                store.reader(),
+                placed.as_ref(),
+                config.cluster.partitions,
+            );
             Arc::new(Partitions::new(PartitionsSetup {
                 partitions: placed
                     .as_ref()

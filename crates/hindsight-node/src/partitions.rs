@@ -34,7 +34,7 @@ use hindsight_core::placement::partition_of;
 use hindsight_core::placement::{
     gone_voters, group_of, target_placement, MoveError, PartitionId, PlacementTable,
 };
-use hindsight_store::{ProposeOutcome, StoreConfig, StoreHandle};
+use hindsight_store::{ProposeOutcome, StateReader, StoreConfig, StoreHandle};
 use parking_lot::Mutex;
 
 use crate::error::NodeError;
@@ -62,6 +62,24 @@ struct Replica {
     service: RaftTransportService,
     /// Set while this node, as the partition's leader, is changing its members.
     moving: Arc<AtomicBool>,
+}
+
+/// Whether the cluster formed without partitions and its one group holds banks, which then stay
+/// there (their memory ids name no partition) whatever `configured` (`cluster.partitions`) says;
+/// warns when so.
+pub(crate) fn formed_with_one_group(
+    metadata: &StateReader,
+    placed: Option<&PlacementTable>,
+    configured: u32,
+) -> bool {
+    let one_group = placed.is_none() && metadata.holds_bank_data();
+    if one_group {
+        tracing::warn!(
+            partitions = configured,
+            "this cluster formed without partitions and its one group holds banks: they stay there, and cluster.partitions is ignored"
+        );
+    }
+    one_group
 }
 
 /// The partition replicas this node hosts, and the loop that keeps them as the table says.
@@ -333,16 +351,12 @@ impl Partitions {
         if !self.active() {
             return;
         }
-        match metadata.reader().placement() {
-            Ok(None) if metadata.reader().holds_bank_data() => {
-                // A node that joined such a cluster with cluster.partitions set learns it here.
-                tracing::warn!(
-                    "this cluster formed without partitions and its one group holds banks: they stay there, and cluster.partitions is ignored"
-                );
+        // A node that joined such a cluster with cluster.partitions set learns it here.
+        if let Ok(placed) = metadata.reader().placement() {
+            if formed_with_one_group(metadata.reader(), placed.as_ref(), self.count()) {
                 self.single_group.store(true, Ordering::Release);
                 return;
             }
-            _ => {}
         }
         if let Err(e) = self.keep_placement(metadata, cluster).await {
             tracing::warn!(error = %e, "could not update the placement table");
