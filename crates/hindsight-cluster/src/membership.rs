@@ -38,6 +38,10 @@ pub struct ClusterStatus {
     /// On the leader: milliseconds since a majority last acknowledged it. A leader cut off from
     /// the majority still calls itself leader until it hears of a newer term; this grows instead.
     pub millis_since_quorum_ack: Option<u64>,
+    /// The last log index the current snapshot covers; entries up to `purged_index` are gone from
+    /// the log, so a member further behind can only catch up from the snapshot.
+    pub snapshot_index: Option<u64>,
+    pub purged_index: Option<u64>,
     pub members: Vec<ClusterMember>,
 }
 
@@ -116,6 +120,8 @@ impl ClusterStatus {
             millis_since_quorum_ack: (metrics.state == ServerState::Leader)
                 .then_some(metrics.millis_since_quorum_ack)
                 .flatten(),
+            snapshot_index: metrics.snapshot.map(|l| l.index),
+            purged_index: metrics.purged.map(|l| l.index),
             members,
         }
     }
@@ -133,6 +139,8 @@ impl From<ClusterStatus> for pb::ClusterStatusReply {
             committed_index: s.committed_index,
             applied_index: s.applied_index,
             millis_since_quorum_ack: s.millis_since_quorum_ack,
+            snapshot_index: s.snapshot_index,
+            purged_index: s.purged_index,
             members: s
                 .members
                 .into_iter()
@@ -161,6 +169,8 @@ impl From<pb::ClusterStatusReply> for ClusterStatus {
             committed_index: s.committed_index,
             applied_index: s.applied_index,
             millis_since_quorum_ack: s.millis_since_quorum_ack,
+            snapshot_index: s.snapshot_index,
+            purged_index: s.purged_index,
             members: s
                 .members
                 .into_iter()

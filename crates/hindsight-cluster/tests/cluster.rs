@@ -390,6 +390,80 @@ async fn the_leader_stopping_elects_another_and_it_catches_up_after_restart() {
     stop_all(members).await;
 }
 
+/// Snapshots often and no log kept behind them: a member that misses a few writes can only
+/// catch up from a snapshot.
+fn snapshot_often(config: &mut NodeConfig) {
+    config.store.snapshot_every_entries = 10;
+    config.store.log_entries_kept_after_snapshot = 0;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_member_behind_the_purged_log_catches_up_from_a_streamed_snapshot() {
+    let _turn = watchdog(
+        "a_member_behind_the_purged_log_catches_up_from_a_streamed_snapshot",
+        TEST_LIMIT,
+    )
+    .await;
+    let root = tempfile::tempdir().unwrap();
+    let mut members = three_with(root.path(), snapshot_often).await;
+    let before = write_distinct(&members[0].node, 5, "before").await;
+    let at = members
+        .iter()
+        .position(|m| !m.node.is_leader())
+        .expect("a follower");
+    let follower = members.remove(at);
+    let (follower_id, follower_grpc) = (follower.id, follower.grpc);
+    let follower_last = follower.node.cluster_status().last_log_index.unwrap_or(0);
+    follower.stop().await;
+
+    let during = write_distinct(&members[0].node, 40, "during").await;
+    let leader = members
+        .iter()
+        .find(|m| m.node.is_leader())
+        .expect("a leader");
+    wait_until(
+        "the leader to purge its log past the stopped member",
+        Duration::from_secs(30),
+        || leader.node.cluster_status().purged_index > Some(follower_last),
+    )
+    .await;
+    let purged = leader.node.cluster_status().purged_index;
+
+    let back = Member::start_with(
+        root.path(),
+        follower_id,
+        Some(follower_grpc),
+        None,
+        snapshot_often,
+    )
+    .await;
+    for id in before.iter().chain(&during) {
+        let memory = within(
+            "a linearizable read",
+            STEP_LIMIT,
+            back.node.get_with(*id, Consistency::Linearizable),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("the restarted member misses {id}: {e}"));
+        assert_eq!(memory.id, *id);
+    }
+    let status = back.node.cluster_status();
+    assert!(
+        status.snapshot_index >= purged,
+        "caught up without the snapshot: snapshot {:?}, leader purged {purged:?}",
+        status.snapshot_index
+    );
+    // It serves writes' data locally too, and takes part in new writes.
+    let after = write_distinct(&back.node, 3, "after").await;
+    for id in &after {
+        within("a local read", STEP_LIMIT, back.node.get(*id))
+            .await
+            .expect("written through the restarted member");
+    }
+    members.push(back);
+    stop_all(members).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_leader_cut_off_from_its_majority_says_for_how_long_and_refuses_at_once() {
     let _turn = watchdog(

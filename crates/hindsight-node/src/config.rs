@@ -187,6 +187,9 @@ pub struct EmbeddingSection {
 pub struct StoreSection {
     pub cache_capacity_mb: u64,
     pub snapshot_every_entries: u64,
+    /// Log entries kept behind a snapshot, so that a member only a little behind catches up from
+    /// the log instead of receiving the whole snapshot.
+    pub log_entries_kept_after_snapshot: u64,
     /// Group-commit log entries proposed and not yet applied. More lets the next entry's
     /// replication overlap the last one's fsync; fewer makes bigger entries.
     pub max_in_flight_entries: usize,
@@ -331,6 +334,7 @@ impl Default for StoreSection {
         StoreSection {
             cache_capacity_mb: 64,
             snapshot_every_entries: 5_000,
+            log_entries_kept_after_snapshot: 1_000,
             max_in_flight_entries: 1,
         }
     }

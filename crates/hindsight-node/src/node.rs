@@ -176,6 +176,7 @@ impl Node {
             advertise_addr: config.advertise_addr(),
             cache_capacity_bytes: config.store.cache_capacity_mb * 1024 * 1024,
             snapshot_every_entries: config.store.snapshot_every_entries,
+            max_in_snapshot_log_to_keep: config.store.log_entries_kept_after_snapshot,
             max_in_flight_entries: config.store.max_in_flight_entries,
             initialize_if_empty: config.cluster.bootstrap && config.cluster.seeds().is_empty(),
             ..StoreConfig::default()

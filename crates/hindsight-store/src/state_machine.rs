@@ -1,4 +1,4 @@
-use std::io::Cursor;
+use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use crate::release::ReleaseToken;
 use crate::response::CommandResponse;
 use crate::snapshot_builder::StateSnapshotBuilder;
 use crate::snapshot_format;
-use crate::snapshot_store::{snapshot_file, Meta, SnapshotStore};
+use crate::snapshot_store::{blocking, Built, Meta, SnapshotStore};
 use crate::type_config::TypeConfig;
 
 type Entry = openraft::Entry<TypeConfig>;
@@ -98,7 +98,7 @@ impl StateMachineStore {
             .map_err(|e| StoreError::storage("opening the state tree", e))?;
         let last_applied: Option<LogId<u64>> = read(&tree, "last applied", keys::LAST_APPLIED)?;
         let membership = read(&tree, "membership", keys::MEMBERSHIP)?.unwrap_or_default();
-        let snapshots = SnapshotStore::open(snapshot_file(snapshot_dir, group), &db, group)?;
+        let snapshots = SnapshotStore::open(snapshot_dir, group, &db)?;
         let shared = SharedState::new(tree, last_applied.map(|l| l.index), db.clone());
         Ok(StateMachineStore {
             group,
@@ -130,13 +130,13 @@ impl StateMachineStore {
     pub(crate) async fn catch_up_with_snapshot(
         &mut self,
     ) -> Result<Option<LogId<u64>>, StoreError> {
-        let Some((meta, data)) = self.snapshots.load()? else {
+        let Some((meta, data)) = self.snapshots.current().await? else {
             return Ok(None);
         };
         if meta.last_log_id <= self.last_applied {
             return Ok(None);
         }
-        self.replace_state(&meta, &data).await?;
+        self.replace_state(&meta, data).await?;
         tracing::warn!(snapshot = %meta, "restored the state from the current snapshot");
         self.notify_snapshot_installed();
         Ok(meta.last_log_id)
@@ -144,9 +144,10 @@ impl StateMachineStore {
 
     /// Builds and stores a snapshot of the state as it is, so that the log may start after it.
     pub(crate) async fn snapshot_now(&mut self) -> Result<(), StoreError> {
-        let (meta, data) = self.capture().await?;
-        self.snapshots.save(&meta, &data).await?;
-        tracing::info!(snapshot = %meta, bytes = data.len(), "built snapshot");
+        let (meta, built) = self.capture().await?;
+        let bytes = built.len();
+        self.snapshots.save(&meta, built).await?;
+        tracing::info!(snapshot = %meta, bytes, "built snapshot");
         Ok(())
     }
 
@@ -207,18 +208,25 @@ impl StateMachineStore {
         Ok(CommandResponse { outcome })
     }
 
-    async fn capture(&self) -> Result<(Meta, Vec<u8>), StoreError> {
+    /// Writes the state as it is to a new snapshot data file. Runs between applies (see
+    /// `StateSnapshotBuilder`), so the state cannot change while it is read.
+    async fn capture(&self) -> Result<(Meta, Built), StoreError> {
         // Durable before the snapshot exists: openraft purges the log behind a snapshot, and
         // re-applying after a crash needs either the state on disk or the log.
         crate::sled_gate::flush(&self.db)
             .await
             .map_err(|e| StoreError::storage("flushing state before a snapshot", e))?;
         let tree = self.shared.tree().clone();
-        let data = snapshot_format::encode(
-            self.group,
-            tree.iter()
-                .map(|r| r.map_err(|e| StoreError::storage("reading state for a snapshot", e))),
-        )?;
+        let path = self.snapshots.building_path();
+        let written = blocking(|| {
+            snapshot_format::write_file(
+                self.group,
+                tree.iter()
+                    .map(|r| r.map_err(|e| StoreError::storage("reading state for a snapshot", e))),
+                &path,
+            )
+        });
+        let built = Built::written(path, written?);
         let millis = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
@@ -231,12 +239,19 @@ impl StateMachineStore {
             last_membership: self.membership.clone(),
             snapshot_id: format!("g{}-{at}-{millis}", self.group),
         };
-        Ok((meta, data))
+        Ok((meta, built))
     }
 
-    async fn install(&mut self, meta: &Meta, data: Vec<u8>) -> Result<(), StoreError> {
-        self.replace_state(meta, &data).await?;
-        self.snapshots.save(meta, &data).await?;
+    /// Keeps a copy of the received snapshot, loads the state from the copy, and makes it the
+    /// current snapshot.
+    async fn install(&mut self, meta: &Meta, received: File) -> Result<(), StoreError> {
+        let mut received = received;
+        let built = blocking(|| self.snapshots.copy_in(&mut received))?;
+        drop(received);
+        let copy = File::open(built.path())
+            .map_err(|e| StoreError::storage("reading the received snapshot's copy", e))?;
+        self.replace_state(meta, copy).await?;
+        self.snapshots.save(meta, built).await?;
         tracing::info!(snapshot = %meta, "installed snapshot");
         self.notify_snapshot_installed();
         Ok(())
@@ -244,8 +259,7 @@ impl StateMachineStore {
 
     /// Replaces the state with the snapshot's: loaded into the next generation, flushed, then
     /// switched to in one flushed key (see the type's comment).
-    async fn replace_state(&mut self, meta: &Meta, data: &[u8]) -> Result<(), StoreError> {
-        let pairs = snapshot_format::decode(self.group, data)?;
+    async fn replace_state(&mut self, meta: &Meta, data: File) -> Result<(), StoreError> {
         let next = self.generation + 1;
         let name = keys::state_tree(self.group, next);
         let storage = |what: &'static str| move |e| StoreError::storage(what, e);
@@ -256,10 +270,12 @@ impl StateMachineStore {
             .db
             .open_tree(&name)
             .map_err(storage("creating the next state generation"))?;
-        let mut batch = Batch::default();
-        for (key, value) in pairs {
-            batch.insert(key, value);
+        if let Err(e) = blocking(|| load_pairs(self.group, data, &tree)) {
+            drop(tree);
+            let _ = self.db.drop_tree(&name);
+            return Err(e);
         }
+        let mut batch = Batch::default();
         // The snapshot's meta is authoritative over whatever the data says.
         match meta.last_log_id {
             Some(id) => batch.insert(keys::LAST_APPLIED, encode("last applied", &id)?),
@@ -298,6 +314,27 @@ impl StateMachineStore {
         self.shared.set_applied(meta.last_log_id.map(|l| l.index));
         Ok(())
     }
+}
+
+/// Loads the pairs of snapshot `data` into `tree`, in batches so that no more than one batch is
+/// held at a time. The checksum is only known to match once every pair is read, so `tree` must
+/// not be used when this fails.
+fn load_pairs(group: u64, data: File, tree: &Tree) -> Result<(), StoreError> {
+    const BATCH_BYTES: usize = 8 << 20;
+    let mut batch = Batch::default();
+    let mut held = 0;
+    for pair in snapshot_format::Pairs::new(group, data)? {
+        let (key, value) = pair?;
+        held += key.len() + value.len();
+        batch.insert(key, value);
+        if held >= BATCH_BYTES {
+            crate::sled_gate::exclusively(|| tree.apply_batch(std::mem::take(&mut batch)))
+                .map_err(|e| StoreError::storage("loading the snapshot", e))?;
+            held = 0;
+        }
+    }
+    crate::sled_gate::exclusively(|| tree.apply_batch(batch))
+        .map_err(|e| StoreError::storage("loading the snapshot", e))
 }
 
 /// The directory of the snapshot files that belong to the state database at `state_path`:
@@ -358,32 +395,39 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
 
     async fn begin_receiving_snapshot(
         &mut self,
-    ) -> Result<Box<Cursor<Vec<u8>>>, StorageError<u64>> {
-        Ok(Box::new(Cursor::new(Vec::new())))
+    ) -> Result<Box<tokio::fs::File>, StorageError<u64>> {
+        let file = self
+            .snapshots
+            .receiving_file()
+            .map_err(sm_err(ErrorVerb::Write))?;
+        Ok(Box::new(tokio::fs::File::from_std(file)))
     }
 
     async fn install_snapshot(
         &mut self,
         meta: &Meta,
-        snapshot: Box<Cursor<Vec<u8>>>,
+        snapshot: Box<tokio::fs::File>,
     ) -> Result<(), StorageError<u64>> {
-        self.install(meta, snapshot.into_inner())
-            .await
-            .map_err(|e| {
-                e.into_raft(
-                    ErrorSubject::Snapshot(Some(meta.signature())),
-                    ErrorVerb::Write,
-                )
-            })
+        let received = snapshot.into_std().await;
+        self.install(meta, received).await.map_err(|e| {
+            e.into_raft(
+                ErrorSubject::Snapshot(Some(meta.signature())),
+                ErrorVerb::Write,
+            )
+        })
     }
 
     async fn get_current_snapshot(
         &mut self,
     ) -> Result<Option<Snapshot<TypeConfig>>, StorageError<u64>> {
-        let current = self.snapshots.load().map_err(sm_err(ErrorVerb::Read))?;
+        let current = self
+            .snapshots
+            .current()
+            .await
+            .map_err(sm_err(ErrorVerb::Read))?;
         Ok(current.map(|(meta, data)| Snapshot {
             meta,
-            snapshot: Box::new(Cursor::new(data)),
+            snapshot: Box::new(tokio::fs::File::from_std(data)),
         }))
     }
 }

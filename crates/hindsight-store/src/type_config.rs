@@ -1,10 +1,8 @@
-use std::io::Cursor;
-
 use crate::response::CommandResponse;
 
 openraft::declare_raft_types!(
     /// The openraft types of Hindsight's store of record: log entries carry core `Command`s and
-    /// snapshots travel as one in-memory buffer. A command is shared, not copied, between the
+    /// snapshots travel as files, read and written piece by piece. A command is shared, not copied, between the
     /// entry appended, the recent entries kept beside the log and the entries read back for
     /// replication and apply; it is encoded exactly as the command itself.
     pub TypeConfig:
@@ -13,6 +11,6 @@ openraft::declare_raft_types!(
         NodeId = u64,
         Node = openraft::BasicNode,
         Entry = openraft::Entry<TypeConfig>,
-        SnapshotData = Cursor<Vec<u8>>,
+        SnapshotData = tokio::fs::File,
         AsyncRuntime = openraft::TokioRuntime,
 );

@@ -12,6 +12,15 @@ use openraft::{
 
 use crate::support::{self, forget, snapshot_and_purge, write, Heard, Recorder, BANK};
 
+/// Everything a snapshot's data holds, read from its start.
+async fn bytes_of(data: &mut tokio::fs::File) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    data.seek(std::io::SeekFrom::Start(0)).await.unwrap();
+    let mut bytes = Vec::new();
+    data.read_to_end(&mut bytes).await.unwrap();
+    bytes
+}
+
 fn purging_config() -> StoreConfig {
     StoreConfig {
         max_in_snapshot_log_to_keep: 0,
@@ -100,7 +109,7 @@ async fn installing_a_snapshot_replaces_the_state_instead_of_merging() {
         ])
         .await
         .unwrap();
-    let snapshot = source
+    let mut snapshot = source
         .get_snapshot_builder()
         .await
         .build_snapshot()
@@ -123,7 +132,9 @@ async fn installing_a_snapshot_replaces_the_state_instead_of_merging() {
 
     // A corrupt snapshot is refused and changes nothing.
     let mut garbage = target.begin_receiving_snapshot().await.unwrap();
-    garbage.get_mut().extend_from_slice(b"not a snapshot");
+    tokio::io::AsyncWriteExt::write_all(&mut *garbage, b"not a snapshot")
+        .await
+        .unwrap();
     assert!(target
         .install_snapshot(&snapshot.meta, garbage)
         .await
@@ -131,8 +142,18 @@ async fn installing_a_snapshot_replaces_the_state_instead_of_merging() {
     assert!(reader.memory(MemoryId(99)).unwrap().is_some());
     assert_eq!(reader.last_applied_index(), 3);
 
+    let sent = bytes_of(&mut snapshot.snapshot).await;
+    assert!(
+        sent.starts_with(b"HSSNAP01"),
+        "a snapshot's data is the state's frame"
+    );
     let mut received = target.begin_receiving_snapshot().await.unwrap();
-    *received = *snapshot.snapshot.clone();
+    // In the pieces and order a transfer writes them.
+    for piece in sent.chunks(7) {
+        tokio::io::AsyncWriteExt::write_all(&mut *received, piece)
+            .await
+            .unwrap();
+    }
     target
         .install_snapshot(&snapshot.meta, received)
         .await
@@ -174,14 +195,11 @@ async fn installing_a_snapshot_replaces_the_state_instead_of_merging() {
         reopened.applied_state().await.unwrap().0,
         snapshot.meta.last_log_id
     );
-    let current = reopened
+    let mut current = reopened
         .get_current_snapshot()
         .await
         .unwrap()
         .expect("persisted");
     assert_eq!(current.meta, snapshot.meta);
-    assert_eq!(
-        current.snapshot.into_inner(),
-        snapshot.snapshot.into_inner()
-    );
+    assert_eq!(bytes_of(&mut current.snapshot).await, sent);
 }
