@@ -162,9 +162,10 @@ pub async fn run(args: EvalArgs) -> Result<()> {
                 let asked = Instant::now();
                 let ranked_ids = target.recall(request).await?;
                 let latency_ms = asked.elapsed().as_secs_f64() * 1000.0;
+                let relevance: Vec<f32> = ranked_ids.iter().map(|(_, r)| *r).collect();
                 let ranked: Vec<Vec<String>> = ranked_ids
                     .iter()
-                    .map(|ids| {
+                    .map(|(ids, _)| {
                         ids.iter()
                             .filter_map(|id| refs_by_id.get(id))
                             .flatten()
@@ -174,7 +175,12 @@ pub async fn run(args: EvalArgs) -> Result<()> {
                     .collect();
                 serde_json::to_writer(
                     &mut out,
-                    &serde_json::json!({"query": q.reference, "ranked": ranked, "latency_ms": latency_ms}),
+                    &serde_json::json!({
+                        "query": q.reference,
+                        "ranked": ranked,
+                        "relevance": relevance,
+                        "latency_ms": latency_ms,
+                    }),
                 )?;
                 out.write_all(b"\n")?;
                 let success = judge(&q, &ranked);

@@ -80,7 +80,8 @@ impl Target {
     }
 
     /// Each result as the ids it stands for: itself, merged duplicates, sources.
-    pub async fn recall(&self, request: RecallRequest) -> Result<Vec<Vec<MemoryId>>> {
+    /// The ids each hit stands for, best first, with the hit's relevance.
+    pub async fn recall(&self, request: RecallRequest) -> Result<Vec<(Vec<MemoryId>, f32)>> {
         let response = match self {
             Target::Embedded(node) => node.recall(request).await?,
             Target::Remote(client, _) => client.recall(request).await?,
@@ -88,7 +89,7 @@ impl Target {
         Ok(response
             .hits
             .iter()
-            .map(|h| h.memory.represented_ids())
+            .map(|h| (h.memory.represented_ids(), h.explain.relevance))
             .collect())
     }
 

@@ -30,6 +30,8 @@ pub struct NodeConfig {
     pub review: ReviewSection,
     pub guard: GuardSection,
     pub reflect: ReflectSection,
+    /// How recall decides what is relevant enough to return.
+    pub recall: RecallSection,
     pub index: IndexSection,
     /// Every recall, kept on this node for feedback, debugging and tuning.
     pub retrieval_log: RetrievalRetention,
@@ -133,6 +135,23 @@ pub struct TlsSection {
 impl TlsSection {
     pub fn enabled(&self) -> bool {
         !self.cert_file.is_empty()
+    }
+}
+
+/// How recall decides what is relevant enough to return.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecallSection {
+    /// Relevance (the arms' fused evidence, 0..1) below which a memory is not returned, however
+    /// trusted. 0 (the default): none is left out, and weak hits come back flagged `weak_match`.
+    pub min_relevance: f32,
+}
+
+impl Default for RecallSection {
+    fn default() -> Self {
+        RecallSection {
+            min_relevance: hindsight_core::scoring::DEFAULT_MIN_RELEVANCE,
+        }
     }
 }
 
@@ -414,6 +433,7 @@ const SECTIONS: &[&str] = &[
     "guard.rules.trust.import",
     "guard.rules.trust.external",
     "reflect",
+    "recall",
     "index",
     "retrieval_log",
     "feedback",
@@ -499,6 +519,7 @@ impl NodeConfig {
             ("bank_defaults.min_confidence", d.min_confidence),
             ("bank_defaults.dedup_threshold", d.dedup_threshold),
             ("bank_defaults.collapse_threshold", d.collapse_threshold),
+            ("recall.min_relevance", self.recall.min_relevance),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return bad(format!("{name} must be within 0..1, got {v}"));

@@ -1,5 +1,6 @@
-//! Recall (ARCHITECTURE §5): four arms per bank, reciprocal rank fusion, lifecycle scoring, default
-//! exclusions, collapse of near-identical results, top-k and token budget, and an explanation.
+//! Recall: four arms per bank, each hit's calibrated evidence fused into one relevance (see
+//! `hindsight_core::scoring`), a relevance floor, lifecycle scoring, default exclusions, collapse
+//! of near-identical results, top-k and token budget, and an explanation.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::time::Instant;
 use hindsight_core::intent::{self, IntentProfile};
 use hindsight_core::recall::{ArmHit, Explain, RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::retrieval::RecallId;
-use hindsight_core::scoring::{freshness, lifecycle_score, max_fused_score, RRF_K};
+use hindsight_core::scoring::{combine_evidence, freshness, lifecycle_score, WEAK_RELEVANCE};
 use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
 
 use crate::bank::BankView;
@@ -30,8 +31,9 @@ type Records = HashMap<MemoryId, Arc<Memory>>;
 /// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see [`semantic_quality`]).
 type ArmResult = (u128, f32, f32);
 
-/// An explicit time expression is a strong statement of intent, so the temporal arm counts double.
-const TEMPORAL_WEIGHT: f32 = 2.0;
+/// An explicit time expression is a strong statement of intent: a memory inside the window is
+/// evidence of this much before its similarity to the rest of the query adds to it.
+const IN_WINDOW_EVIDENCE: f32 = 0.6;
 /// A time window holding at most this many memories has each of them scored against the query;
 /// a wider one is searched through the vector index. At about a microsecond a memory, scoring
 /// costs about what a graph search of a large bank does at this size.
@@ -81,6 +83,7 @@ pub async fn recall(
         window,
         terms: hindsight_text::Analyzer::shared().terms(&text_query),
         entities: hindsight_text::query_entities(&text_query),
+        min_relevance: node.config().recall.min_relevance,
     });
     // The keyword, entity and task arms need no query vector: they search while the query is
     // embedded, on the other core when one is free, instead of after it.
@@ -141,6 +144,8 @@ struct Plan {
     window: Option<(Timestamp, Timestamp)>,
     terms: Vec<String>,
     entities: Vec<String>,
+    /// Candidates less relevant than this are left out, whatever their confidence.
+    min_relevance: f32,
 }
 
 /// The query's embeddings.
@@ -188,7 +193,8 @@ struct Candidate {
     memory: Arc<Memory>,
     status: Status,
     arms: Vec<ArmHit>,
-    fused: f32,
+    /// Each arm's evidence that the memory answers the query, in 0..1.
+    evidence: Vec<f32>,
     in_window: bool,
 }
 
@@ -329,7 +335,7 @@ impl Plan {
             .collect()
     }
 
-    /// Reciprocal rank fusion of every arm's hits, lifecycle scoring, collapse and budget.
+    /// Every arm's evidence fused into relevance, the floor, lifecycle scoring, collapse and budget.
     fn fuse(
         &self,
         views: &[Arc<BankView>],
@@ -339,7 +345,6 @@ impl Plan {
     ) -> RecallResponse {
         let top_k = self.request.top_k as usize;
         let mut candidates: HashMap<MemoryId, Candidate> = HashMap::new();
-        let mut arm_weights: HashMap<&'static str, f32> = HashMap::new();
 
         let configs = &self.configs;
         let found = by_vector.into_iter().zip(lexical);
@@ -391,14 +396,23 @@ impl Plan {
                     ));
                 }
                 if let Some(hits) = by_vector.temporal {
-                    arms.push((ARM_TEMPORAL, TEMPORAL_WEIGHT, hits));
+                    let in_window = |similarity: f32| {
+                        IN_WINDOW_EVIDENCE
+                            + (1.0 - IN_WINDOW_EVIDENCE) * semantic_quality(similarity)
+                    };
+                    arms.push((
+                        ARM_TEMPORAL,
+                        1.0,
+                        hits.into_iter()
+                            .map(|(id, similarity, _)| (id, similarity, in_window(similarity)))
+                            .collect(),
+                    ));
                 }
                 if let Some(hits) = lexical.task {
                     arms.push((ARM_TASK, 1.0, hits));
                 }
                 for (arm, weight, ranked) in arms {
                     let weight = weight * self.profile.arm_weight(arm);
-                    arm_weights.insert(arm, weight);
                     // A record and the rewordings merged into it share one share per arm.
                     let mut credited = std::collections::HashSet::new();
                     for (rank, (id, score, quality)) in ranked.into_iter().enumerate() {
@@ -414,10 +428,10 @@ impl Plan {
                             memory: memory.clone(),
                             status,
                             arms: vec![],
-                            fused: 0.0,
+                            evidence: vec![],
                             in_window: false,
                         });
-                        candidate.fused += weight * quality / (RRF_K + rank as f32 + 1.0);
+                        candidate.evidence.push(weight * quality);
                         candidate.in_window |= arm == ARM_TEMPORAL;
                         candidate.arms.push(ArmHit {
                             arm: arm.to_string(),
@@ -429,12 +443,14 @@ impl Plan {
             });
         }
 
-        let best_possible = max_fused_score(arm_weights.values().copied(), RRF_K).max(f32::EPSILON);
         let mut scored: Vec<(f32, Explain, Candidate)> = candidates
             .into_values()
             .filter_map(|c| {
                 let weights = &configs[c.bank].weights;
-                let relevance = (c.fused / best_possible).min(1.0);
+                let relevance = combine_evidence(c.evidence.iter().copied());
+                if relevance < self.min_relevance {
+                    return None;
+                }
                 let fresh = freshness(
                     self.as_of.days_since(c.memory.occurred_at),
                     weights.freshness_days_for(c.memory.kind),
@@ -449,7 +465,7 @@ impl Plan {
                     freshness: fresh,
                     score,
                     status: c.status.name().to_string(),
-                    flags: flags(&c),
+                    flags: flags(&c, relevance),
                     collapsed: vec![],
                     adjustments,
                 };
@@ -695,8 +711,11 @@ fn keyword_best_possible(bm25: &hindsight_index::Bm25Index, terms: &[String]) ->
     total.max(f32::EPSILON)
 }
 
-fn flags(candidate: &Candidate) -> Vec<String> {
+fn flags(candidate: &Candidate, relevance: f32) -> Vec<String> {
     let mut flags = vec![];
+    if relevance < WEAK_RELEVANCE {
+        flags.push("weak_match".to_string());
+    }
     if candidate
         .memory
         .metadata

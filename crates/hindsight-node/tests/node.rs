@@ -1526,3 +1526,84 @@ mod residency {
         node.shutdown().await;
     }
 }
+
+mod relevance {
+    use super::*;
+
+    async fn seeded(dir: &Path, min_relevance: f32) -> Node {
+        let mut config = config(dir);
+        config.recall.min_relevance = min_relevance;
+        let node = Node::start(config).await.unwrap();
+        for content in [
+            "The user's sister lives in Lisbon and they visit every summer",
+            "The user pays the electricity bill on the first of the month",
+            "Standup moved to ten o'clock on Tuesdays",
+        ] {
+            node.write(write("a/relevance", content)).await.unwrap();
+        }
+        let mut guess = write("a/relevance", "The user probably rides a road bike to work");
+        guess.provenance = Provenance::from_source(SourceKind::Agent);
+        node.write(guess).await.unwrap();
+        node
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_unrelated_query_gets_only_weak_matches_or_none_with_a_floor() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = seeded(dir.path(), 0.0).await;
+        let query = "quantum chromodynamics lattice gauge";
+        let answer = node
+            .recall(RecallRequest::new(vec![bank("a/relevance")], query, 10))
+            .await
+            .unwrap();
+        for hit in &answer.hits {
+            assert!(hit.explain.relevance < 0.15, "{hit:?}");
+            assert!(
+                hit.explain.flags.iter().any(|f| f == "weak_match"),
+                "{hit:?}"
+            );
+            assert!(hit.score < 0.1, "an unrelated memory scored {}", hit.score);
+        }
+        node.shutdown().await;
+
+        let dir = tempfile::tempdir().unwrap();
+        let node = seeded(dir.path(), 0.03).await;
+        let found = recall_ids(&node, &["a/relevance"], query, None).await;
+        assert!(found.is_empty(), "{found:?}");
+        // The floor leaves the right answer in place.
+        let found = recall_ids(&node, &["a/relevance"], "road bike to work", None).await;
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some("The user probably rides a road bike to work")
+        );
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn trust_does_not_lift_an_unrelated_memory_over_a_relevant_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = seeded(dir.path(), 0.0).await;
+        // The agent's guess (confidence 0.6) answers; the user's statements (0.9) do not.
+        let answer = node
+            .recall(RecallRequest::new(
+                vec![bank("a/relevance")],
+                "does the user ride a bike to work",
+                10,
+            ))
+            .await
+            .unwrap();
+        let top = &answer.hits[0];
+        assert_eq!(
+            top.memory.content,
+            "The user probably rides a road bike to work"
+        );
+        assert!(
+            !top.explain.flags.iter().any(|f| f == "weak_match"),
+            "{top:?}"
+        );
+        for other in &answer.hits[1..] {
+            assert!(other.score < top.score / 2.0, "{other:?} against {top:?}");
+        }
+        node.shutdown().await;
+    }
+}
