@@ -239,6 +239,16 @@ impl EntityIndex {
             .unwrap_or_default()
     }
 
+    /// The hop-1 score of a memory that mentions every one of `query_entities` the index knows,
+    /// were each mentioned by that memory alone: `Σ ln(1 + N)`. A hit's score over it says how
+    /// much the query's entities single it out; an entity every memory mentions (a speaker's
+    /// name in a chat) says little.
+    pub fn best_possible<S: AsRef<str>>(&self, query_entities: &[S]) -> f32 {
+        let st = self.inner.read();
+        let (query, _) = st.first_hop(query_entities);
+        query.len() as f32 * st.weight(1)
+    }
+
     /// Memories related to `query_entities`, best first.
     ///
     /// Hop 1: memories mentioning a query entity, scored by the sum over

@@ -145,12 +145,37 @@ pub struct RecallSection {
     /// Relevance (the arms' fused evidence, 0..1) below which a memory is not returned, however
     /// trusted. 0 (the default): none is left out, and weak hits come back flagged `weak_match`.
     pub min_relevance: f32,
+    /// The arms recall runs. All of them by default; one alone measures what it finds by itself
+    /// (`hindsight eval` with a config that keeps only `keyword`, say).
+    pub arms: RecallArms,
 }
 
 impl Default for RecallSection {
     fn default() -> Self {
         RecallSection {
             min_relevance: hindsight_core::scoring::DEFAULT_MIN_RELEVANCE,
+            arms: RecallArms::default(),
+        }
+    }
+}
+
+/// Which of recall's arms run. The task arm follows the request's intent, not this.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecallArms {
+    pub semantic: bool,
+    pub keyword: bool,
+    pub entity: bool,
+    pub temporal: bool,
+}
+
+impl Default for RecallArms {
+    fn default() -> Self {
+        RecallArms {
+            semantic: true,
+            keyword: true,
+            entity: true,
+            temporal: true,
         }
     }
 }
@@ -434,6 +459,7 @@ const SECTIONS: &[&str] = &[
     "guard.rules.trust.external",
     "reflect",
     "recall",
+    "recall.arms",
     "index",
     "retrieval_log",
     "feedback",

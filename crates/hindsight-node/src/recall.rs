@@ -31,6 +31,10 @@ type Records = HashMap<MemoryId, Arc<Memory>>;
 /// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see [`semantic_quality`]).
 type ArmResult = (u128, f32, f32);
 
+/// Naming the same entity as the query makes a memory about the right thing, not yet the answer:
+/// the entity arm's evidence counts this much of a match that singles the memory out.
+const ENTITY_EVIDENCE: f32 = 0.6;
+
 /// An explicit time expression is a strong statement of intent: a memory inside the window is
 /// evidence of this much before its similarity to the rest of the query adds to it.
 const IN_WINDOW_EVIDENCE: f32 = 0.6;
@@ -84,6 +88,7 @@ pub async fn recall(
         terms: hindsight_text::Analyzer::shared().terms(&text_query),
         entities: hindsight_text::query_entities(&text_query),
         min_relevance: node.config().recall.min_relevance,
+        arms: node.config().recall.arms,
     });
     // The keyword, entity and task arms need no query vector: they search while the query is
     // embedded, on the other core when one is free, instead of after it.
@@ -146,6 +151,8 @@ struct Plan {
     entities: Vec<String>,
     /// Candidates less relevant than this are left out, whatever their confidence.
     min_relevance: f32,
+    /// The arms this node runs.
+    arms: crate::config::RecallArms,
 }
 
 /// The query's embeddings.
@@ -243,12 +250,12 @@ impl Plan {
     fn lexical_arms(&self, views: &[Arc<BankView>]) -> Vec<LexicalHits> {
         let depth = self.depth();
         self.each_bank(views, |view, records, visible| LexicalHits {
-            keyword: (!self.terms.is_empty()).then(|| {
+            keyword: (self.arms.keyword && !self.terms.is_empty()).then(|| {
                 telemetry::recall_arm(ARM_KEYWORD, || {
                     view.index.bm25().search(&self.terms, depth, visible)
                 })
             }),
-            entity: (!self.entities.is_empty()).then(|| {
+            entity: (self.arms.entity && !self.entities.is_empty()).then(|| {
                 telemetry::recall_arm(ARM_ENTITY, || {
                     view.index
                         .entities()
@@ -265,21 +272,28 @@ impl Plan {
     fn vector_arms(&self, views: &[Arc<BankView>], vectors: &QueryVectors) -> Vec<VectorHits> {
         let depth = self.depth();
         self.each_bank(views, |view, records, visible| {
-            let semantic = telemetry::recall_arm(ARM_SEMANTIC, || {
-                self.semantic_hits(view, records, vectors, depth, visible)
-            });
-            let temporal = self.window.map(|(start, end)| {
-                telemetry::recall_arm(ARM_TEMPORAL, || {
-                    self.temporal_hits(
-                        view,
-                        records,
-                        vectors,
-                        &semantic,
-                        (start.millis(), end.millis()),
-                        visible,
-                    )
+            let semantic = if self.arms.semantic {
+                telemetry::recall_arm(ARM_SEMANTIC, || {
+                    self.semantic_hits(view, records, vectors, depth, visible)
                 })
-            });
+            } else {
+                vec![]
+            };
+            let temporal = self
+                .window
+                .filter(|_| self.arms.temporal)
+                .map(|(start, end)| {
+                    telemetry::recall_arm(ARM_TEMPORAL, || {
+                        self.temporal_hits(
+                            view,
+                            records,
+                            vectors,
+                            &semantic,
+                            (start.millis(), end.millis()),
+                            visible,
+                        )
+                    })
+                });
             VectorHits { semantic, temporal }
         })
     }
@@ -386,12 +400,16 @@ impl Plan {
                     arms.push((ARM_KEYWORD, 1.0, ranked));
                 }
                 if let Some(hits) = lexical.entity {
-                    let top = hits.first().map_or(1.0, |h| h.1.max(f32::EPSILON));
+                    let best = view
+                        .index
+                        .entities()
+                        .best_possible(&self.entities)
+                        .max(f32::EPSILON);
                     arms.push((
                         ARM_ENTITY,
-                        1.0,
+                        ENTITY_EVIDENCE,
                         hits.into_iter()
-                            .map(|(id, score)| (id, score, (score / top).min(1.0)))
+                            .map(|(id, score)| (id, score, (score / best).min(1.0)))
                             .collect(),
                     ));
                 }
