@@ -18,6 +18,7 @@ pub mod recall;
 pub mod retrieval;
 pub mod review;
 pub mod scoring;
+pub mod shadow;
 pub mod strategy;
 pub mod time;
 pub mod write;

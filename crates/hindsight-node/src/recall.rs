@@ -10,6 +10,7 @@ use hindsight_core::intent::{self, IntentProfile};
 use hindsight_core::recall::{ArmHit, Explain, RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::retrieval::RecallId;
 use hindsight_core::scoring::{combine_evidence, freshness, lifecycle_score, WEAK_RELEVANCE};
+use hindsight_core::shadow::{shadowed, Found};
 use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
 
 use crate::bank::BankView;
@@ -30,6 +31,9 @@ type Records = HashMap<MemoryId, Arc<Memory>>;
 
 /// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see [`semantic_quality`]).
 type ArmResult = (u128, f32, f32);
+
+/// At least this many of the best candidates are compared for statements that answer alike.
+const SHADOW_CONSIDERED: usize = 30;
 
 /// Naming the same entity as the query makes a memory about the right thing, not yet the answer:
 /// the entity arm's evidence counts this much of a match that singles the memory out.
@@ -491,6 +495,9 @@ impl Plan {
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory.id.cmp(&b.2.memory.id)));
+        if !self.request.include_history {
+            scored = self.without_shadowed(views, scored);
+        }
 
         let mut hits: Vec<RecallHit> = vec![];
         let mut kept_vectors: Vec<Vec<f32>> = vec![];
@@ -541,6 +548,47 @@ impl Plan {
             took_micros: 0,
             recall_id: None,
         }
+    }
+
+    /// The best-scored candidates less the statements a newer one from the same source (or the
+    /// user's, for an agent's guess) stands for: both answered the query and resemble each other
+    /// (see `hindsight_core::shadow`). The one that stands lists the other as collapsed.
+    fn without_shadowed(
+        &self,
+        views: &[Arc<BankView>],
+        mut scored: Vec<(f32, Explain, Candidate)>,
+    ) -> Vec<(f32, Explain, Candidate)> {
+        let considered = scored
+            .len()
+            .min((self.request.top_k as usize * 3).max(SHADOW_CONSIDERED));
+        let head = &scored[..considered];
+        let vectors: Vec<Option<Vec<f32>>> = head
+            .iter()
+            .map(|(_, _, c)| views[c.bank].index.vectors().get(c.memory.id.0))
+            .collect();
+        let found: Vec<Found> = head
+            .iter()
+            .map(|(_, explain, c)| Found {
+                memory: &c.memory,
+                relevance: explain.relevance,
+                bank: c.bank,
+            })
+            .collect();
+        let by = shadowed(&found, |i, j| {
+            Some(dot(vectors[i].as_deref()?, vectors[j].as_deref()?))
+        });
+        for (loser, winner) in by.iter().enumerate() {
+            if let Some(winner) = *winner {
+                let id = scored[loser].2.memory.id.to_string();
+                scored[winner].1.collapsed.push(id);
+            }
+        }
+        scored
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| by.get(*i).is_none_or(|b| b.is_none()))
+            .map(|(_, entry)| entry)
+            .collect()
     }
 
     /// The factor intent, role and context give `memory`, and why; `None` leaves it out (its

@@ -1580,6 +1580,38 @@ mod relevance {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_newer_statement_answering_alike_stands_for_the_older() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let mut older = write("a/phone", "my work phone for pages is a Pixel 7");
+        older.occurred_at = Some(ts("2026-02-01T09:00:00Z"));
+        let older = node.write(older).await.unwrap().id;
+        let mut newer = write("a/phone", "my work phone for pages is an iPhone 15");
+        newer.occurred_at = Some(ts("2026-03-01T09:00:00Z"));
+        let newer = node.write(newer).await.unwrap().id;
+        let mut other = write("a/phone", "my personal email is on the work phone too");
+        other.provenance = Provenance::from_source(SourceKind::Tool);
+        node.write(other).await.unwrap();
+
+        let ask = |include_history: bool| {
+            let mut request =
+                RecallRequest::new(vec![bank("a/phone")], "which work phone gets my pages", 10);
+            request.include_history = include_history;
+            request
+        };
+        let answer = node.recall(ask(false)).await.unwrap();
+        let ids: Vec<_> = answer.hits.iter().map(|h| h.memory.id).collect();
+        assert_eq!(ids.first(), Some(&newer), "{answer:?}");
+        assert!(!ids.contains(&older), "{ids:?}");
+        assert!(answer.hits[0].explain.collapsed.contains(&older.to_string()));
+        // Nothing was written: the older statement is still active and history shows both.
+        let answer = node.recall(ask(true)).await.unwrap();
+        let ids: Vec<_> = answer.hits.iter().map(|h| h.memory.id).collect();
+        assert!(ids.contains(&older) && ids.contains(&newer), "{ids:?}");
+        node.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn trust_does_not_lift_an_unrelated_memory_over_a_relevant_one() {
         let dir = tempfile::tempdir().unwrap();
         let node = seeded(dir.path(), 0.0).await;
