@@ -27,6 +27,13 @@ pub const SHADOW_SIMILARITY: f32 = 0.40;
 /// an entity they share (a project and its lead) are not two answers to one question.
 pub const SHADOW_MIN_RELEVANCE: f32 = 0.15;
 
+/// How much more of the query's wording (the keyword arm's evidence) a statement must hold than
+/// its rival to stand beside it: the question names what sets it apart.
+pub const SPECIFIC_WORDING: f32 = 0.3;
+
+/// A statement this similar to the query restates it: it is what was asked for, and stands.
+pub const RESTATES_QUERY: f32 = 0.95;
+
 /// See [`SHADOW_MIN_RELEVANCE`].
 pub const SHADOW_RELATIVE: f32 = 0.5;
 
@@ -37,6 +44,11 @@ pub struct Found<'a> {
     /// Position of the memory's bank in the request: statements of different banks never shadow
     /// each other (a team's rule and a private note are both the reader's to weigh).
     pub bank: usize,
+    /// The keyword arm's evidence for the memory (0 when it found none): how much of the query's
+    /// wording, weighted by rarity, the memory holds.
+    pub wording: f32,
+    /// Cosine of the memory's embedding with the query's.
+    pub similarity_to_query: f32,
 }
 
 /// For each found memory, the index of the one that shadows it, if any. `similarity(i, j)` is the
@@ -55,6 +67,13 @@ pub fn shadowed(
             let Some((winner, loser)) = precedence(i, a.memory, j, b.memory) else {
                 continue;
             };
+            // A statement holding rare words of the question its rival lacks answers it more
+            // specifically ("February net sales" against March's): both stand.
+            if found[loser].wording - found[winner].wording >= SPECIFIC_WORDING
+                || found[loser].similarity_to_query >= RESTATES_QUERY
+            {
+                continue;
+            }
             if by[loser].is_some() || !similarity(i, j).is_some_and(|s| s >= SHADOW_SIMILARITY) {
                 continue;
             }
@@ -148,6 +167,8 @@ mod tests {
                 memory,
                 relevance,
                 bank: 0,
+                wording: 0.0,
+                similarity_to_query: 0.5,
             })
             .collect()
     }
@@ -202,6 +223,26 @@ mod tests {
         let mut across = found(&[older, newer], &[0.8, 0.8]);
         across[1].bank = 1;
         assert_eq!(shadowed(&across, |_, _| Some(0.9)), vec![None, None]);
+    }
+
+    #[test]
+    fn a_statement_holding_words_of_the_question_its_rival_lacks_stands() {
+        let memories = [
+            statement("February net sales: $124,910", SourceKind::User, 1),
+            statement("March net sales: $139,600", SourceKind::User, 2),
+        ];
+        let mut found = found(&memories, &[0.8, 0.7]);
+        // "February net sales": the older holds every word, the newer not the rarest.
+        found[0].wording = 0.9;
+        found[1].wording = 0.4;
+        assert_eq!(shadowed(&found, |_, _| Some(0.8)), vec![None, None]);
+        // "net sales": both hold every word asked about, so the newer stands for the older.
+        found[0].wording = 0.6;
+        found[1].wording = 0.6;
+        assert_eq!(shadowed(&found, |_, _| Some(0.8)), vec![Some(1), None]);
+        // Asked in the older statement's own words.
+        found[0].similarity_to_query = 0.97;
+        assert_eq!(shadowed(&found, |_, _| Some(0.8)), vec![None, None]);
     }
 
     #[test]

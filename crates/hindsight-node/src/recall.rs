@@ -572,6 +572,17 @@ impl Plan {
                 memory: &c.memory,
                 relevance: explain.relevance,
                 bank: c.bank,
+                wording: c
+                    .arms
+                    .iter()
+                    .zip(&c.evidence)
+                    .find(|(arm, _)| arm.arm == ARM_KEYWORD)
+                    .map_or(0.0, |(_, &e)| e),
+                similarity_to_query: c
+                    .arms
+                    .iter()
+                    .find(|arm| arm.arm == ARM_SEMANTIC)
+                    .map_or(0.0, |arm| arm.score),
             })
             .collect();
         let by = shadowed(&found, |i, j| {

@@ -1603,7 +1603,10 @@ mod relevance {
         let ids: Vec<_> = answer.hits.iter().map(|h| h.memory.id).collect();
         assert_eq!(ids.first(), Some(&newer), "{answer:?}");
         assert!(!ids.contains(&older), "{ids:?}");
-        assert!(answer.hits[0].explain.collapsed.contains(&older.to_string()));
+        assert!(answer.hits[0]
+            .explain
+            .collapsed
+            .contains(&older.to_string()));
         // Nothing was written: the older statement is still active and history shows both.
         let answer = node.recall(ask(true)).await.unwrap();
         let ids: Vec<_> = answer.hits.iter().map(|h| h.memory.id).collect();
