@@ -29,7 +29,8 @@ pub struct EvalArgs {
     /// Node configuration for the embedded node (its data dir is always a fresh temporary one).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Fail (exit 1) when a category's success falls below X, e.g. `--min-success single_hop=0.9`.
+    /// Fail (exit 1) when a category's success falls below X, e.g. `--min-success single_hop=0.9`;
+    /// `overall=X` sets a floor for all queries together.
     #[arg(long = "min-success", value_parser = parse_min_success)]
     pub min_success: Vec<(String, f64)>,
 }
@@ -197,8 +198,19 @@ pub async fn run(args: EvalArgs) -> Result<()> {
     let report = Report::new(&results);
     report.print(started.elapsed().as_secs_f64(), &args.out);
     let mut failed = vec![];
+    let overall = report
+        .by_category
+        .values()
+        .fold((0, 0), |(n, ok), (total, success)| {
+            (n + total, ok + success)
+        });
     for (category, min) in &args.min_success {
-        match report.by_category.get(category) {
+        let counts = if category == "overall" && !report.by_category.contains_key(category) {
+            Some(&overall).filter(|(n, _)| *n > 0)
+        } else {
+            report.by_category.get(category)
+        };
+        match counts {
             Some(&(n, ok)) if (ok as f64 / n as f64) + 1e-9 >= *min => {}
             Some(&(n, ok)) => {
                 failed.push(format!("{category} {:.3} < {min}", ok as f64 / n as f64))

@@ -1,5 +1,5 @@
-//! Statements that answer the same question: among the memories a recall found, a newer statement
-//! from the same source stands for an older one that resembles it, and a user's statement for an
+//! Statements that answer the same question: among the memories a recall found, the user's newer
+//! statement stands for an older one of theirs that resembles it, and a user's statement for an
 //! agent's guess about the same thing.
 //!
 //! The review supersedes a changed fact when its judge can tell that two statements disagree, but
@@ -111,9 +111,7 @@ fn answers_alike(a: &Found, b: &Found) -> bool {
         && weak >= SHADOW_RELATIVE * strong
 }
 
-/// Which of two statements stands, as `(winner, loser)`, or `None` when neither yields: sources
-/// that disagree are both worth seeing (two tools) unless one is the agent guessing about what the
-/// user states.
+/// Which of two statements stands, as `(winner, loser)`, or `None` when neither yields.
 fn precedence(i: usize, a: &Memory, j: usize, b: &Memory) -> Option<(usize, usize)> {
     let guess = |m: &Memory| {
         matches!(
@@ -128,9 +126,10 @@ fn precedence(i: usize, a: &Memory, j: usize, b: &Memory) -> Option<(usize, usiz
     if stated(b) && guess(a) {
         return Some((j, i));
     }
-    let same_source = a.provenance.source == b.provenance.source
-        && (a.provenance.source != SourceKind::Tool || a.provenance.tool == b.provenance.tool);
-    if !same_source {
+    // Only the user's own statements yield to their later ones: a tool's records are often
+    // written from one template (two containers, two months' sales), and a tool reporting again
+    // is for the review to settle.
+    if !(stated(a) && stated(b)) {
         return None;
     }
     match a.occurred_at.cmp(&b.occurred_at) {
@@ -186,7 +185,7 @@ mod tests {
     }
 
     #[test]
-    fn two_tools_that_disagree_both_stand_but_one_tool_reporting_again_does_not() {
+    fn tools_records_all_stand() {
         let mut a = statement("ETA Friday", SourceKind::Tool, 1);
         a.provenance.tool = Some("carrier".into());
         let mut b = statement("ETA Monday", SourceKind::Tool, 2);
@@ -195,7 +194,7 @@ mod tests {
         assert_eq!(shadowed(&found_two, |_, _| Some(0.9)), vec![None, None]);
         b.provenance.tool = Some("carrier".into());
         let found_one = found(&[a, b], &[0.8, 0.8]);
-        assert_eq!(shadowed(&found_one, |_, _| Some(0.9)), vec![Some(1), None]);
+        assert_eq!(shadowed(&found_one, |_, _| Some(0.9)), vec![None, None]);
     }
 
     #[test]

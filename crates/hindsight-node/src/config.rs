@@ -148,6 +148,10 @@ pub struct RecallSection {
     /// The arms recall runs. All of them by default; one alone measures what it finds by itself
     /// (`hindsight eval` with a config that keeps only `keyword`, say).
     pub arms: RecallArms,
+    /// Among the statements a recall finds, the user's newer statement stands for an older one of
+    /// theirs that answers the query alike, and a user's statement for an agent's guess (see
+    /// `hindsight_core::shadow`). `include_history` shows both either way.
+    pub shadow_alike: bool,
 }
 
 impl Default for RecallSection {
@@ -155,6 +159,7 @@ impl Default for RecallSection {
         RecallSection {
             min_relevance: hindsight_core::scoring::DEFAULT_MIN_RELEVANCE,
             arms: RecallArms::default(),
+            shadow_alike: true,
         }
     }
 }

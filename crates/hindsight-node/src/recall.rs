@@ -93,6 +93,7 @@ pub async fn recall(
         entities: hindsight_text::query_entities(&text_query),
         min_relevance: node.config().recall.min_relevance,
         arms: node.config().recall.arms,
+        shadow_alike: node.config().recall.shadow_alike,
     });
     // The keyword, entity and task arms need no query vector: they search while the query is
     // embedded, on the other core when one is free, instead of after it.
@@ -157,6 +158,8 @@ struct Plan {
     min_relevance: f32,
     /// The arms this node runs.
     arms: crate::config::RecallArms,
+    /// Whether a user's newer statement stands for an older one answering alike.
+    shadow_alike: bool,
 }
 
 /// The query's embeddings.
@@ -495,7 +498,7 @@ impl Plan {
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory.id.cmp(&b.2.memory.id)));
-        if !self.request.include_history {
+        if self.shadow_alike && !self.request.include_history {
             scored = self.without_shadowed(views, scored);
         }
 

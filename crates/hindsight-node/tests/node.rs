@@ -15,6 +15,9 @@ fn config(dir: &Path) -> NodeConfig {
     config.embedding.provider = EmbeddingProvider::Hashing;
     config.review.interval_secs = 0;
     config.review.on_likely_conflict = false;
+    // These tests write many alike statements of the user's (templated, or several facts about
+    // one thing) and count what comes back; shadowing has its own tests in `relevance`.
+    config.recall.shadow_alike = false;
     config
 }
 
@@ -1533,6 +1536,7 @@ mod relevance {
     async fn seeded(dir: &Path, min_relevance: f32) -> Node {
         let mut config = config(dir);
         config.recall.min_relevance = min_relevance;
+        config.recall.shadow_alike = true;
         let node = Node::start(config).await.unwrap();
         for content in [
             "The user's sister lives in Lisbon and they visit every summer",
@@ -1582,7 +1586,9 @@ mod relevance {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_newer_statement_answering_alike_stands_for_the_older() {
         let dir = tempfile::tempdir().unwrap();
-        let node = Node::start(config(dir.path())).await.unwrap();
+        let mut config = config(dir.path());
+        config.recall.shadow_alike = true;
+        let node = Node::start(config).await.unwrap();
         let mut older = write("a/phone", "my work phone for pages is a Pixel 7");
         older.occurred_at = Some(ts("2026-02-01T09:00:00Z"));
         let older = node.write(older).await.unwrap().id;
