@@ -591,18 +591,29 @@ impl Plan {
         let by = shadowed(&found, |i, j| {
             Some(dot(vectors[i].as_deref()?, vectors[j].as_deref()?))
         });
+        // The statement that stands takes the place of the best it stands for, as a superseded
+        // record's hit stands in for the record that replaced it: a question worded like the old
+        // value or the guess finds the current answer where it would have found those.
         for (loser, winner) in by.iter().enumerate() {
             if let Some(winner) = *winner {
                 let id = scored[loser].2.memory.id.to_string();
-                scored[winner].1.collapsed.push(id);
+                let score = scored[loser].0;
+                let standing = &mut scored[winner];
+                standing.1.collapsed.push(id);
+                if score > standing.0 {
+                    standing.0 = score;
+                    standing.1.score = score;
+                }
             }
         }
-        scored
+        let mut kept: Vec<(f32, Explain, Candidate)> = scored
             .into_iter()
             .enumerate()
             .filter(|(i, _)| by.get(*i).is_none_or(|b| b.is_none()))
             .map(|(_, entry)| entry)
-            .collect()
+            .collect();
+        kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory.id.cmp(&b.2.memory.id)));
+        kept
     }
 
     /// The factor intent, role and context give `memory`, and why; `None` leaves it out (its
