@@ -1438,7 +1438,10 @@ async fn partition_takes_a_write(
     let reader = members.iter().find(|m| m.id != entry.id).unwrap_or(entry);
     let bank = bank_in_partition(p, tag);
     let content = format!("partition {p} remembers {tag}");
-    let round_trip = async {
+    // A partition whose majority has just come back may still refuse a write or two while its
+    // leader hears from the returning replicas, so a refused round trip is tried again until
+    // `limit`.
+    let round_trip = || async {
         let written = public_client(entry)
             .await
             .write(wire_write(&bank, &content))
@@ -1458,8 +1461,16 @@ async fn partition_takes_a_write(
             .into_inner();
         Some((written.id, read.memory?.content))
     };
-    match tokio::time::timeout(limit, round_trip).await {
-        Ok(Some((id, read))) => {
+    let until_one_lands = async {
+        loop {
+            if let Some(landed) = round_trip().await {
+                return landed;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    };
+    match tokio::time::timeout(limit, until_one_lands).await {
+        Ok((id, read)) => {
             assert_eq!(
                 read, content,
                 "the memory read back through node {}",
@@ -1467,7 +1478,7 @@ async fn partition_takes_a_write(
             );
             Some((id, content))
         }
-        _ => None,
+        Err(_) => None,
     }
 }
 
