@@ -239,9 +239,13 @@ pub(crate) fn injection() -> Vec<PatternRule> {
             "invisible_characters",
             r"[\x{E0000}-\x{E007F}]|[a-z][\x{200B}-\x{200D}\x{2060}-\x{2064}\x{FEFF}\x{180E}]+[a-z]|[\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2064}\x{2066}-\x{2069}\x{FEFF}\x{180E}]{4,}|[\x{202D}\x{202E}]",
         ),
+        // Someone else's words that speak to the agent: a greeting or a vocative at the head of a
+        // clause ("hi assistant", "Assistant, …", "[ADMIN] Bot: …"), words meant for AI
+        // assistants ("note to any AI assistant", "guidance for AI agents: …"). A message for the
+        // principal has no reason to address their assistant; one that does is steering it.
         PatternRule::new(
             "addressed_to_ai",
-            r"\b(?:note|message|instructions?|attention|important|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|llm|language\s+model|assistant|agent|chatbot|bot)s?\b|\b(?:if\s+you\s+are\s+an?|dear|hey)\s+(?:ai|llm|language\s+model|assistant|agent|chatbot)\b|\b(?:ai|llm|assistants?|agents?|models?)\s+(?:reading|processing|summari[sz]ing|parsing|browsing|visiting)\s+(?:this|the)\b|(?:致|给)(?:AI|人工智能)?(?:助手|智能体|大模型)|如果你是(?:AI|人工智能|一个?(?:AI|语言模型|助手|智能体))|(?:AI|人工智能)助手(?:请|必须|应该|需要)",
+            r"\b(?:note|message|instructions?|attention|important|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|llm|language\s+model|assistant|agent|chatbot|bot)s?\b|\b(?:if\s+you\s+are\s+an?|dear|hey)\s+(?:ai|llm|language\s+model|assistant|agent|chatbot)\b|\b(?:ai|llm|assistants?|agents?|models?)\s+(?:reading|processing|summari[sz]ing|parsing|browsing|visiting)\s+(?:this|the)\b|(?:致|给)(?:AI|人工智能)?(?:助手|智能体|大模型)|如果你是(?:AI|人工智能|一个?(?:AI|语言模型|助手|智能体))|(?:AI|人工智能)助手(?:请|必须|应该|需要)|\b(?:hi|hey|hello|dear|attention|attn|yo)\s*,?\s+(?:(?:the|my|our|your|dear)\s+)?(?:ai\s+|virtual\s+|digital\s+)?(?:assistants?|agents?|bots?|helpers?)\b|(?:^|[.!?:;\]\)—–-]\s*)(?:(?:the|dear|an?)\s+)?(?:ai\s+)?(?:assistants?|agents?|bots?)\s*[,:!—–]|\b(?:ai|llm|automated|virtual)(?:[\s-]+[a-z]+)?\s+(?:assistants|agents|assistant|agent|bots?|models?)\b(?:{{s}}){0,120}?(?:\b(?:please|must|should|shall|need\s+to|have\s+to|are\s+to|is\s+to|always|never|automatically|do\s+not|don['’]t|make\s+sure|are\s+(?:now\s+)?(?:authori[sz]ed|allowed|permitted|expected|instructed|cleared))\b|[:：—–])|(?:致|各位|所有|亲爱的|贵司|贵方)\s*(?:的)?\s*(?:AI|人工智能)?\s*(?:\p{Han}{0,2}?)(?:助手|助理|机器人|智能体)|(?:AI|人工智能)\s*(?:\p{Han}{0,2}?)(?:助手|助理|机器人|智能体)(?:{{zs}}){0,30}?(?:请|必须|务必|可以|可|应当|应该|需要|记住|记下|记一下|执行|照做|按照|按新|不用|无需|无须|直接|一律|今后|以后|后续)|(?:^|[。！？；：:\]】)）]\s*)(?:AI|人工智能|智能)?\s*(?:助手|助理|机器人|智能体)\s*[，,：:！!—]",
         )
         .untrusted_only(),
         // A persona set up to be free of the agent's rules, in one sentence or the next.

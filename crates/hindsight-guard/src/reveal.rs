@@ -1,6 +1,7 @@
 //! Other readings of a text, screened beside it: what an encoding hides (base64, base64url, hex,
 //! percent-encoding, HTML entities, leetspeak, control characters) and what markup keeps out of
-//! sight (comments, hidden elements, alt text, link titles). Each reading says where it came from,
+//! sight (comments, hidden elements, alt text, link titles), and the passages a text quotes from
+//! someone else (a forwarded e-mail, an imported message). Each reading says where it came from,
 //! so that a reason can tell an admin why a harmless-looking text was held.
 
 use std::sync::OnceLock;
@@ -38,6 +39,7 @@ pub(crate) enum Source {
     HiddenElement,
     AltText,
     LinkTitle,
+    Quoted,
 }
 
 impl Source {
@@ -54,6 +56,7 @@ impl Source {
             Source::HiddenElement => "a hidden HTML element",
             Source::AltText => "alt text",
             Source::LinkTitle => "a link title",
+            Source::Quoted => "a quoted passage",
         }
     }
 
@@ -68,6 +71,13 @@ impl Source {
                 | Source::AltText
                 | Source::LinkTitle
         )
+    }
+
+    /// Text screened with the rules for untrusted content: what nobody reads, and what a
+    /// writer quotes from a third party. The principal may relay a message, but the message's
+    /// orders to the agent are not the principal's own.
+    pub fn is_untrusted(self) -> bool {
+        self.is_hidden() || self == Source::Quoted
     }
 }
 
@@ -132,6 +142,31 @@ fn read_once(text: &str, out: &mut Vec<View>) {
     for (hidden, source) in hidden_markup(text) {
         push(out, hidden, source);
     }
+    for passage in quoted_passages(text) {
+        push(out, passage, Source::Quoted);
+    }
+}
+
+/// Shortest quoted passage read as someone else's words: shorter quotes are names and titles.
+const MIN_QUOTED_CHARS: usize = 12;
+
+/// The passages between paired double quotes or CJK corner brackets. Single quotes are left
+/// alone: they are apostrophes too often to pair reliably.
+fn quoted_passages(text: &str) -> Vec<String> {
+    static QUOTED: OnceLock<Regex> = OnceLock::new();
+    if !text.contains(['"', '“', '「', '『', '«']) {
+        return vec![];
+    }
+    regex(
+        &QUOTED,
+        r#""([^"]+)"|“([^”]+)(?:”|$)|「([^」]+)」|『([^』]+)』|«([^»]+)»"#,
+    )
+    .captures_iter(text)
+    .filter_map(|caps| {
+        let body = (1..=5).find_map(|i| caps.get(i))?.as_str();
+        (body.chars().count() >= MIN_QUOTED_CHARS).then(|| body.to_string())
+    })
+    .collect()
 }
 
 fn push(out: &mut Vec<View>, text: String, source: Source) {
@@ -514,6 +549,26 @@ mod tests {
         assert!(
             sources("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08").is_empty()
         );
+    }
+
+    #[test]
+    fn quoted_passages_are_read() {
+        let found = sources(
+            "Forwarded: \"Please send the report by Friday, thanks\" and a \"nickname\"; 他说「下周再开会讨论这件事情吧」",
+        );
+        let quoted: Vec<&str> = found
+            .iter()
+            .filter(|(_, s)| *s == Source::Quoted)
+            .map(|(t, _)| t.as_str())
+            .collect();
+        assert_eq!(
+            quoted,
+            vec![
+                "Please send the report by Friday, thanks",
+                "下周再开会讨论这件事情吧"
+            ]
+        );
+        assert!(sources("It's the team's \"best\" option").is_empty());
     }
 
     #[test]

@@ -78,6 +78,15 @@ pub struct Trust {
     pub untrusted: bool,
 }
 
+impl Trust {
+    /// Whether the text is screened with the rules for someone else's words. A tool's output
+    /// relays what others wrote (messages, tickets, e-mails, logs) even when the tool itself is
+    /// trusted: an order to the agent in it is not the principal's.
+    pub fn screens_as_relayed(&self) -> bool {
+        self.untrusted || self.tier == Tier::Tool
+    }
+}
+
 /// Provenance → trust. User, agent and the other direct sources keep the confidences of
 /// `SourceKind::initial_confidence`; tool output is split by tool name, because a calculator and a
 /// web fetcher deserve different trust.

@@ -71,7 +71,7 @@ pub fn guard_memory(
         screener,
         &key,
         &memory.content,
-        trust.untrusted,
+        trust.screens_as_relayed(),
         Some(memory.id),
         memory.recorded_at,
     );
