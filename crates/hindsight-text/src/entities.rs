@@ -112,6 +112,38 @@ const ZH_GENERIC: &[&str] = &[
 const ZH_DESIGNATORS_AFTER_NAME: &[&str] =
     &["项目", "团队", "公司", "集团", "小组", "产品", "计划"];
 
+/// Titles that follow a surname to name a person at work: 陈总, 钱工, 李经理.
+const ZH_TITLES_AFTER_SURNAME: &[&str] = &[
+    "总",
+    "工",
+    "经理",
+    "老师",
+    "医生",
+    "大夫",
+    "律师",
+    "主任",
+    "教授",
+    "博士",
+    "姐",
+    "哥",
+    "总监",
+    "经理人",
+    "科长",
+    "处长",
+    "局长",
+    "所长",
+    "院长",
+    "校长",
+    "队长",
+    "组长",
+    "师傅",
+];
+
+/// Familiar forms that are ordinary words, not a person: 老公 (husband), 老师 (teacher).
+const ZH_FAMILIAR_WORDS: &[&str] = &[
+    "老公", "老师", "小时", "小区", "小说", "老家", "小吃", "小费",
+];
+
 /// Common Chinese surnames, to accept a name the segmenter's HMM found but could not tag.
 const ZH_SURNAMES: &str = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤艾欧";
 
@@ -623,6 +655,39 @@ fn looks_like_person(word: &str) -> bool {
     ((2..=3).contains(&len) && surname) || ((2..=5).contains(&len) && foreign)
 }
 
+/// A person named as colleagues name each other: 老周 and 小宋 (老 or 小 before a surname), 陈总
+/// and 李经理 (a surname and a title), whether the segmenter kept the form whole or split it.
+fn familiar_name(word: &str, tag: &str, next: Option<&str>) -> Option<String> {
+    let surname = |w: &str| {
+        let mut chars = w.chars();
+        matches!((chars.next(), chars.next()), (Some(c), None) if ZH_SURNAMES.contains(c))
+    };
+    let mut chars = word.chars();
+    let (first, second, rest) = (chars.next()?, chars.next(), chars.next());
+    if matches!(first, '老' | '小') {
+        if let (Some(c), None) = (second, rest) {
+            let whole = ZH_SURNAMES.contains(c)
+                && !ZH_FAMILIAR_WORDS.contains(&word)
+                && !matches!(tag, "n" | "a" | "d" | "v" | "m");
+            return whole.then(|| word.to_string());
+        }
+        if second.is_none() {
+            return next
+                .filter(|n| {
+                    surname(n) && !ZH_FAMILIAR_WORDS.contains(&format!("{word}{n}").as_str())
+                })
+                .map(|n| format!("{word}{n}"));
+        }
+        return None;
+    }
+    if surname(word) {
+        return next
+            .filter(|n| ZH_TITLES_AFTER_SURNAME.contains(n))
+            .map(|n| format!("{word}{n}"));
+    }
+    None
+}
+
 fn chinese_entities(text: &str, out: &mut Keys) {
     let jieba = Analyzer::shared().jieba();
     let lexicon = lexicon::surface_index();
@@ -633,6 +698,11 @@ fn chinese_entities(text: &str, out: &mut Keys) {
         let tags = jieba.tag(&text[run.start..run.end], true);
         for (k, tag) in tags.iter().enumerate() {
             let word = tag.word;
+            let next_word = tags.get(k + 1).map(|n| n.word);
+            if let Some(person) = familiar_name(word, tag.tag, next_word) {
+                out.push(normalize_key(&person));
+                continue;
+            }
             let len = word.chars().count();
             if len < 2 || ZH_GENERIC.contains(&word) || is_chinese_stop_word(word) {
                 continue;
@@ -791,6 +861,20 @@ mod tests {
         );
         assert!(ents("用户常住哪个城市？").is_empty());
         assert!(ents("我们在预算削减会议上讨论了饺子的做法。").is_empty());
+    }
+
+    #[test]
+    fn familiar_chinese_names() {
+        assert_eq!(ents("机房搬迁这个项目是老周总负责"), vec!["老周"]);
+        assert_eq!(
+            ents("老周下周整周都在新加坡出差"),
+            vec!["老周", "singapore"]
+        );
+        assert_eq!(ents("他们那边负责的是陈总"), vec!["陈总"]);
+        assert_eq!(ents("会员中心都是小宋在负责"), vec!["小宋"]);
+        assert_eq!(ents("小宋下周开始休产假"), vec!["小宋"]);
+        assert!(ents("每小时一次，小区门口见").is_empty());
+        assert!(ents("老公在学校当老师").is_empty());
     }
 
     #[test]
