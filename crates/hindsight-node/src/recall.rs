@@ -25,12 +25,35 @@ const ARM_ENTITY: &str = "entity";
 const ARM_TEMPORAL: &str = "temporal";
 /// Procedures, lessons and rules matched by tags and task type (intent `how_to` only).
 const ARM_TASK: &str = "task";
+/// Memories that name what the best candidates name: the second hop of a question such as "is
+/// the person who owns X around?", whose answer never mentions X.
+const ARM_BRIDGE: &str = "bridge";
+
+/// Best candidates per bank whose entities are followed.
+const BRIDGE_SEEDS: usize = 2;
+/// A candidate this relevant, at least, is a seed: a weak match leads nowhere useful.
+const BRIDGE_MIN_RELEVANCE: f32 = 0.3;
+/// A memory reached through an entity the seed alone shares with it gets this share of the
+/// seed's relevance: below the seed, above what merely resembles the query.
+const BRIDGE_EVIDENCE: f32 = 0.7;
+/// A memory this close to the seed says the same again (a rewording, an update) and is left to
+/// deduplication and shadowing: the second hop is for what the seed does not say.
+const BRIDGE_MAX_LIKENESS: f32 = 0.6;
+/// Entities named by more than this share of a bank's memories (the user's own name, the team)
+/// link everything to everything and are not followed...
+const BRIDGE_MAX_SHARE: f32 = 0.02;
+/// ...unless they are named this rarely.
+const BRIDGE_MIN_FANOUT: usize = 4;
 
 /// A bank's records by id, as its view publishes them.
 type Records = HashMap<MemoryId, Arc<Memory>>;
 
 /// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see [`semantic_quality`]).
 type ArmResult = (u128, f32, f32);
+
+/// Weakest change cue ("actually" 0.7, "switched to" 1.0) that makes a statement announce a
+/// change to shadowing; the review's rules judge uses the same bar.
+const CHANGE_CUE_WEIGHT: f32 = 0.5;
 
 /// At least this many of the best candidates are compared for statements that answer alike.
 const SHADOW_CONSIDERED: usize = 30;
@@ -210,6 +233,19 @@ struct Candidate {
     /// Each arm's evidence that the memory answers the query, in 0..1.
     evidence: Vec<f32>,
     in_window: bool,
+}
+
+impl Candidate {
+    /// Relevance from the arms that match the query itself, without the bridge's.
+    fn direct_relevance(&self) -> f32 {
+        combine_evidence(
+            self.arms
+                .iter()
+                .zip(&self.evidence)
+                .filter(|(hit, _)| hit.arm != ARM_BRIDGE)
+                .map(|(_, &e)| e),
+        )
+    }
 }
 
 impl Plan {
@@ -436,7 +472,10 @@ impl Plan {
                 if let Some(hits) = lexical.task {
                     arms.push((ARM_TASK, 1.0, hits));
                 }
-                for (arm, weight, ranked) in arms {
+                let credit = |candidates: &mut HashMap<MemoryId, Candidate>,
+                              arm: &'static str,
+                              weight: f32,
+                              ranked: Vec<ArmResult>| {
                     let weight = weight * self.profile.arm_weight(arm);
                     // A record and the rewordings merged into it share one share per arm.
                     let mut credited = std::collections::HashSet::new();
@@ -464,6 +503,15 @@ impl Plan {
                             score,
                         });
                     }
+                };
+                for (arm, weight, ranked) in arms {
+                    credit(&mut candidates, arm, weight, ranked);
+                }
+                if self.arms.entity {
+                    let seeds = best_seeds(&candidates, bank);
+                    let bridged =
+                        telemetry::recall_arm(ARM_BRIDGE, || bridged(view, &seeds, &self.entities));
+                    credit(&mut candidates, ARM_BRIDGE, 1.0, bridged);
                 }
             });
         }
@@ -569,11 +617,24 @@ impl Plan {
             .iter()
             .map(|(_, _, c)| views[c.bank].index.vectors().get(c.memory.id.0))
             .collect();
+        let replaces: Vec<Option<MemoryId>> = head
+            .iter()
+            .zip(&vectors)
+            .map(|((_, _, c), vector)| {
+                if !announces_change(&c.memory) {
+                    return None;
+                }
+                self.nearest_older_statement(&views[c.bank], c, vector.as_deref()?)
+            })
+            .collect();
         let found: Vec<Found> = head
             .iter()
-            .map(|(_, explain, c)| Found {
+            .zip(replaces)
+            .map(|((_, _, c), replaces)| Found {
                 memory: &c.memory,
-                relevance: explain.relevance,
+                // A bridge links a memory to a good answer; it does not make the memory an
+                // answer alike to the others.
+                relevance: c.direct_relevance(),
                 bank: c.bank,
                 wording: c
                     .arms
@@ -586,6 +647,7 @@ impl Plan {
                     .iter()
                     .find(|arm| arm.arm == ARM_SEMANTIC)
                     .map_or(0.0, |arm| arm.score),
+                replaces,
             })
             .collect();
         let by = shadowed(&found, |i, j| {
@@ -614,6 +676,36 @@ impl Plan {
             .collect();
         kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory.id.cmp(&b.2.memory.id)));
         kept
+    }
+
+    /// The user's earlier statement closest to `candidate`'s in its bank: what a statement
+    /// announcing a change replaces, when recall may still return it.
+    fn nearest_older_statement(
+        &self,
+        view: &BankView,
+        candidate: &Candidate,
+        vector: &[f32],
+    ) -> Option<MemoryId> {
+        let rules = self.visibility(&self.configs[candidate.bank]);
+        let newer = &candidate.memory;
+        view.with_records(|records| {
+            let older = |id: u128| {
+                records.get(&MemoryId(id)).is_some_and(|m| {
+                    m.id != newer.id
+                        && m.provenance.source == SourceKind::User
+                        && m.kind == hindsight_core::Kind::Semantic
+                        && m.occurred_at < newer.occurred_at
+                        && m.status != Status::Deleted
+                })
+            };
+            // Whatever its status: when the review has already superseded what the change
+            // replaced, nothing is left for the recall to hide.
+            let nearest = view.index.vectors().search(vector, 1, &older).ok()?;
+            let replaced = records.get(&MemoryId(nearest.first()?.0))?;
+            self.status_if_visible(replaced, rules)
+                .is_some()
+                .then_some(replaced.id)
+        })
     }
 
     /// The factor intent, role and context give `memory`, and why; `None` leaves it out (its
@@ -772,6 +864,102 @@ impl Plan {
         }
         Some(status)
     }
+}
+
+/// The candidates of `bank` whose entities the bridge follows: the most relevant, if relevant
+/// enough, with their relevance so far.
+fn best_seeds(candidates: &HashMap<MemoryId, Candidate>, bank: usize) -> Vec<(MemoryId, f32)> {
+    let mut seeds: Vec<(MemoryId, f32)> = candidates
+        .values()
+        .filter(|c| c.bank == bank)
+        .map(|c| (c.memory.id, c.direct_relevance()))
+        .filter(|(_, relevance)| *relevance >= BRIDGE_MIN_RELEVANCE)
+        .collect();
+    seeds.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    seeds.truncate(BRIDGE_SEEDS);
+    seeds
+}
+
+/// The bridge arm: memories that name an entity a seed names and the query does not, each
+/// with evidence `BRIDGE_EVIDENCE × the seed's relevance × the entity's rarity` (its best
+/// seed's). An entity named by many memories is not followed.
+fn bridged(
+    view: &BankView,
+    seeds: &[(MemoryId, f32)],
+    query_entities: &[String],
+) -> Vec<ArmResult> {
+    let index = view.index.entities();
+    let memories = index.len();
+    if seeds.is_empty() || memories < 2 {
+        return vec![];
+    }
+    let fanout = ((memories as f32 * BRIDGE_MAX_SHARE) as usize).max(BRIDGE_MIN_FANOUT);
+    let rarity =
+        |named: usize| (1.0 + memories as f32 / named as f32).ln() / (1.0 + memories as f32).ln();
+    let mut evidence: HashMap<u128, f32> = HashMap::new();
+    let vectors = view.index.vectors();
+    for &(seed, relevance) in seeds {
+        let seed_vector = vectors.get(seed.0);
+        for entity in followed_names(&index.entities_of(seed.0)) {
+            if query_entities.contains(&entity) {
+                continue;
+            }
+            let named = index.memories_of(&entity);
+            // A link to one other memory says more than a link to several. (A part of the
+            // seed's name may not list the seed itself.)
+            let others = named.iter().filter(|id| **id != seed.0).count();
+            if others == 0 || named.len() > fanout {
+                continue;
+            }
+            let strength =
+                BRIDGE_EVIDENCE * relevance * rarity(named.len()) / (others as f32).sqrt();
+            for id in named.into_iter().filter(|id| *id != seed.0) {
+                if seed_vector
+                    .as_deref()
+                    .zip(vectors.get(id).as_deref())
+                    .is_some_and(|(a, b)| dot(a, b) >= BRIDGE_MAX_LIKENESS)
+                {
+                    continue;
+                }
+                let best = evidence.entry(id).or_insert(0.0);
+                *best = best.max(strength);
+            }
+        }
+    }
+    let mut ranked: Vec<ArmResult> = evidence
+        .into_iter()
+        .map(|(id, strength)| (id, strength, strength))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
+}
+
+/// Whether the user's statement says that something changed, by a cue that says so on its own
+/// (a bare "now" does not).
+fn announces_change(memory: &Memory) -> bool {
+    memory.provenance.source == SourceKind::User
+        && memory.kind == hindsight_core::Kind::Semantic
+        && hindsight_text::has_change_cue(&memory.content)
+            .is_some_and(|cue| cue.weight >= CHANGE_CUE_WEIGHT)
+}
+
+/// A memory's entity keys, and each word of a name of several ("danielle" of "danielle okoye"):
+/// a person introduced by full name is named by one part of it later.
+fn followed_names(entities: &[String]) -> Vec<String> {
+    let mut names = entities.to_vec();
+    for entity in entities {
+        let words: Vec<&str> = entity.split(' ').collect();
+        let a_name = words.len() > 1 && words.iter().all(|w| w.chars().all(char::is_alphabetic));
+        if !a_name {
+            continue;
+        }
+        for part in words.into_iter().filter(|p| p.chars().count() >= 3) {
+            if part != entity && !names.iter().any(|n| n == part) {
+                names.push(part.to_string());
+            }
+        }
+    }
+    names
 }
 
 /// How strongly a hit supports relevance, in 0..1. Plain RRF counts rank only, so a bank where every

@@ -1620,6 +1620,94 @@ mod relevance {
         node.shutdown().await;
     }
 
+    /// A statement that announces a change stands for the earlier statement it is closest to,
+    /// even when the question is worded like the earlier one; the review has not run.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_change_stands_for_the_statement_it_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(dir.path());
+        config.recall.shadow_alike = true;
+        let node = Node::start(config).await.unwrap();
+        let mut older = write(
+            "a/change",
+            "for urgent things send a text message to my phone",
+        );
+        older.occurred_at = Some(ts("2026-02-01T09:00:00Z"));
+        let older = node.write(older).await.unwrap().id;
+        let mut other = write("a/change", "my reports should be short bullet points");
+        other.occurred_at = Some(ts("2026-02-02T09:00:00Z"));
+        node.write(other).await.unwrap();
+        let mut newer = write(
+            "a/change",
+            "actually, urgent things go to email from now on",
+        );
+        newer.occurred_at = Some(ts("2026-03-01T09:00:00Z"));
+        let newer = node.write(newer).await.unwrap().id;
+
+        let ask = |include_history: bool| {
+            let mut request = RecallRequest::new(
+                vec![bank("a/change")],
+                "should urgent things be sent as a text message to the phone",
+                5,
+            );
+            request.include_history = include_history;
+            request
+        };
+        let answer = node.recall(ask(false)).await.unwrap();
+        let ids: Vec<_> = answer.hits.iter().map(|h| h.memory.id).collect();
+        assert_eq!(ids.first(), Some(&newer), "{answer:?}");
+        assert!(!ids.contains(&older), "{ids:?}");
+        let answer = node.recall(ask(true)).await.unwrap();
+        let ids: Vec<_> = answer.hits.iter().map(|h| h.memory.id).collect();
+        assert!(ids.contains(&older) && ids.contains(&newer), "{ids:?}");
+        node.shutdown().await;
+    }
+
+    /// A question about "the person who runs X" is answered by two memories: who runs X, and
+    /// what is known of that person, which never mentions X.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_second_hop_through_a_named_person_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let lead = "The billing migration is run by Ottilie Varga from the payments group";
+        let away = "Ottilie is at a conference in Porto until the twentieth, replies slowly";
+        for content in [
+            lead,
+            away,
+            "The billing dashboard shows invoices from the last ninety days",
+            "Lunch on Fridays is usually at the noodle bar across the street",
+            "The office wifi password rotates every quarter",
+            "Quarterly planning happens in the big meeting room upstairs",
+        ] {
+            node.write(write("a/hops", content)).await.unwrap();
+        }
+        let answer = node
+            .recall(RecallRequest::new(
+                vec![bank("a/hops")],
+                "Can whoever leads the billing migration look at my change this week?",
+                3,
+            ))
+            .await
+            .unwrap();
+        let contents: Vec<&str> = answer
+            .hits
+            .iter()
+            .map(|h| h.memory.content.as_str())
+            .collect();
+        assert_eq!(contents.first(), Some(&lead), "{answer:?}");
+        let second = answer
+            .hits
+            .iter()
+            .find(|h| h.memory.content == away)
+            .unwrap_or_else(|| panic!("the second hop is missing: {contents:?}"));
+        assert!(
+            second.explain.arms.iter().any(|arm| arm.arm == "bridge"),
+            "{second:?}"
+        );
+        assert!(second.score < answer.hits[0].score);
+        node.shutdown().await;
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn trust_does_not_lift_an_unrelated_memory_over_a_relevant_one() {
         let dir = tempfile::tempdir().unwrap();
