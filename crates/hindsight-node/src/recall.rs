@@ -55,6 +55,19 @@ type ArmResult = (u128, f32, f32);
 /// change to shadowing; the review's rules judge uses the same bar.
 const CHANGE_CUE_WEIGHT: f32 = 0.5;
 
+/// The user's statements whose changes the change arm looks for: the most relevant, if relevant
+/// enough for shadowing to act on them.
+const CHANGE_SEEDS: usize = 2;
+const CHANGE_MIN_FOUND_RELEVANCE: f32 = 0.15;
+/// Newer statements closest to a found one that are checked for announcing its change.
+const CHANGE_NEIGHBOURS: usize = 4;
+/// A change is evidence for the question this share of the statement it replaces: enough for
+/// shadowing to act ([`hindsight_core::shadow::CHANGE_MIN_RELEVANCE`]), never more than the
+/// statement itself.
+const CHANGE_EVIDENCE: f32 = 0.5;
+/// Arm of the changes found through what they replace.
+const ARM_CHANGE: &str = "change";
+
 /// At least this many of the best candidates are compared for statements that answer alike.
 const SHADOW_CONSIDERED: usize = 30;
 
@@ -507,6 +520,12 @@ impl Plan {
                 for (arm, weight, ranked) in arms {
                     credit(&mut candidates, arm, weight, ranked);
                 }
+                if self.shadow_alike && !self.request.include_history {
+                    let changes = telemetry::recall_arm(ARM_CHANGE, || {
+                        self.changes_of_found(view, records, rules, &candidates, bank)
+                    });
+                    credit(&mut candidates, ARM_CHANGE, 1.0, changes);
+                }
                 if self.arms.entity {
                     let seeds = best_seeds(&candidates, bank);
                     let bridged =
@@ -617,11 +636,16 @@ impl Plan {
             .iter()
             .map(|(_, _, c)| views[c.bank].index.vectors().get(c.memory.id.0))
             .collect();
+        let announcing: Vec<bool> = head
+            .iter()
+            .map(|(_, _, c)| announces_change(&c.memory))
+            .collect();
         let replaces: Vec<Option<MemoryId>> = head
             .iter()
             .zip(&vectors)
-            .map(|((_, _, c), vector)| {
-                if !announces_change(&c.memory) {
+            .zip(&announcing)
+            .map(|(((_, _, c), vector), &announcing)| {
+                if !announcing {
                     return None;
                 }
                 self.nearest_older_statement(&views[c.bank], c, vector.as_deref()?)
@@ -630,7 +654,8 @@ impl Plan {
         let found: Vec<Found> = head
             .iter()
             .zip(replaces)
-            .map(|((_, _, c), replaces)| Found {
+            .zip(announcing)
+            .map(|(((_, _, c), replaces), announces_change)| Found {
                 memory: &c.memory,
                 // A bridge links a memory to a good answer; it does not make the memory an
                 // answer alike to the others.
@@ -648,6 +673,7 @@ impl Plan {
                     .find(|arm| arm.arm == ARM_SEMANTIC)
                     .map_or(0.0, |arm| arm.score),
                 replaces,
+                announces_change,
             })
             .collect();
         let by = shadowed(&found, |i, j| {
@@ -687,25 +713,105 @@ impl Plan {
         vector: &[f32],
     ) -> Option<MemoryId> {
         let rules = self.visibility(&self.configs[candidate.bank]);
-        let newer = &candidate.memory;
         view.with_records(|records| {
-            let older = |id: u128| {
+            self.replaced_by(view, records, rules, &candidate.memory, vector)
+        })
+    }
+
+    /// [`Self::nearest_older_statement`] with the bank's records at hand.
+    fn replaced_by(
+        &self,
+        view: &BankView,
+        records: &Records,
+        rules: Visibility,
+        newer: &Memory,
+        vector: &[f32],
+    ) -> Option<MemoryId> {
+        let older = |id: u128| {
+            records.get(&MemoryId(id)).is_some_and(|m| {
+                m.id != newer.id
+                    && is_user_statement(m)
+                    && m.occurred_at < newer.occurred_at
+                    && m.status != Status::Deleted
+            })
+        };
+        // Whatever its status: when the review has already superseded what the change
+        // replaced, nothing is left for the recall to hide.
+        let nearest = view.index.vectors().search(vector, 1, &older).ok()?;
+        let replaced = records.get(&MemoryId(nearest.first()?.0))?;
+        self.status_if_visible(replaced, rules)
+            .is_some()
+            .then_some(replaced.id)
+    }
+
+    /// The change arm: the user's newer statements that announce a change of a statement of
+    /// theirs the other arms found, and that it replaces ([`Self::replaced_by`]). Worded like
+    /// the new value ("these days it's an americano"), a change is often too far from a question
+    /// worded like the old one ("which coffee do I order?") for any arm to find it; shadowing
+    /// then lets it stand for what it replaced.
+    fn changes_of_found(
+        &self,
+        view: &BankView,
+        records: &Records,
+        rules: Visibility,
+        candidates: &HashMap<MemoryId, Candidate>,
+        bank: usize,
+    ) -> Vec<ArmResult> {
+        // A change of a change is left to the general rule (see `hindsight_core::shadow`).
+        let mut found: Vec<(&Candidate, f32)> = candidates
+            .values()
+            .filter(|c| {
+                c.bank == bank && is_user_statement(&c.memory) && !announces_change(&c.memory)
+            })
+            .map(|c| (c, c.direct_relevance()))
+            .filter(|(_, relevance)| *relevance >= CHANGE_MIN_FOUND_RELEVANCE)
+            .collect();
+        found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.memory.id.cmp(&b.0.memory.id)));
+        found.truncate(CHANGE_SEEDS);
+        let vectors = view.index.vectors();
+        let mut changes: HashMap<u128, f32> = HashMap::new();
+        for (older, relevance) in found {
+            let Some(vector) = vectors.get(older.memory.id.0) else {
+                continue;
+            };
+            let newer = |id: u128| {
                 records.get(&MemoryId(id)).is_some_and(|m| {
-                    m.id != newer.id
-                        && m.provenance.source == SourceKind::User
-                        && m.kind == hindsight_core::Kind::Semantic
-                        && m.occurred_at < newer.occurred_at
-                        && m.status != Status::Deleted
+                    is_user_statement(m)
+                        && m.occurred_at > older.memory.occurred_at
+                        && self.status_if_visible(m, rules).is_some()
                 })
             };
-            // Whatever its status: when the review has already superseded what the change
-            // replaced, nothing is left for the recall to hide.
-            let nearest = view.index.vectors().search(vector, 1, &older).ok()?;
-            let replaced = records.get(&MemoryId(nearest.first()?.0))?;
-            self.status_if_visible(replaced, rules)
-                .is_some()
-                .then_some(replaced.id)
-        })
+            let near = vectors
+                .search(&vector, CHANGE_NEIGHBOURS, &newer)
+                .unwrap_or_default();
+            for (id, similarity) in near {
+                if similarity < hindsight_core::shadow::CHANGE_SHADOW_SIMILARITY {
+                    continue;
+                }
+                let Some(change) = records.get(&MemoryId(id)) else {
+                    continue;
+                };
+                if !announces_change(change) {
+                    continue;
+                }
+                let Some(change_vector) = vectors.get(id) else {
+                    continue;
+                };
+                if self.replaced_by(view, records, rules, change, &change_vector)
+                    == Some(older.memory.id)
+                {
+                    let evidence = relevance * CHANGE_EVIDENCE;
+                    let best = changes.entry(id).or_insert(0.0);
+                    *best = best.max(evidence);
+                }
+            }
+        }
+        let mut ranked: Vec<ArmResult> = changes
+            .into_iter()
+            .map(|(id, evidence)| (id, evidence, evidence))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked
     }
 
     /// The factor intent, role and context give `memory`, and why; `None` leaves it out (its
@@ -937,10 +1043,14 @@ fn bridged(
 /// Whether the user's statement says that something changed, by a cue that says so on its own
 /// (a bare "now" does not).
 fn announces_change(memory: &Memory) -> bool {
-    memory.provenance.source == SourceKind::User
-        && memory.kind == hindsight_core::Kind::Semantic
+    is_user_statement(memory)
         && hindsight_text::has_change_cue(&memory.content)
             .is_some_and(|cue| cue.weight >= CHANGE_CUE_WEIGHT)
+}
+
+/// A semantic memory of the user's own: what shadowing lets a later one replace.
+fn is_user_statement(memory: &Memory) -> bool {
+    memory.provenance.source == SourceKind::User && memory.kind == hindsight_core::Kind::Semantic
 }
 
 /// A memory's entity keys, and each word of a name of several ("danielle" of "danielle okoye"):

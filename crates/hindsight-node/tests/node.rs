@@ -1660,6 +1660,23 @@ mod relevance {
         let answer = node.recall(ask(true)).await.unwrap();
         let ids: Vec<_> = answer.hits.iter().map(|h| h.memory.id).collect();
         assert!(ids.contains(&older) && ids.contains(&newer), "{ids:?}");
+        // Asked in the old statement's words only, which the change does not share: the change
+        // is found through what it replaces, and stands for it.
+        let answer = node
+            .recall(RecallRequest::new(
+                vec![bank("a/change")],
+                "send a text message to my phone?",
+                5,
+            ))
+            .await
+            .unwrap();
+        let top = &answer.hits[0];
+        assert_eq!(top.memory.id, newer, "{answer:?}");
+        assert!(
+            top.explain.arms.iter().any(|arm| arm.arm == "change"),
+            "{top:?}"
+        );
+        assert!(answer.hits.iter().all(|h| h.memory.id != older));
         node.shutdown().await;
     }
 
