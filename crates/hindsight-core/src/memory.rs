@@ -84,6 +84,12 @@ string_enum!(SourceKind, "source", {
 });
 
 impl SourceKind {
+    /// Whether the source infers rather than observes: the agent's guesses and its reflections.
+    /// A user's or a tool's statement outweighs one in a conflict.
+    pub fn is_inference(self) -> bool {
+        matches!(self, SourceKind::Agent | SourceKind::Reflection)
+    }
+
     /// Initial confidence by source (ARCHITECTURE §2): user 0.9, tool 0.8, agent inference 0.6.
     /// Reflection is an inference over the agent's own trace, so it starts like one; imports keep the
     /// confidence they carry when given, else 0.7.

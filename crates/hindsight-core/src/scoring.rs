@@ -1,8 +1,7 @@
 //! Recall's scoring rules: each arm's calibrated evidence combined into one relevance, then the
 //! lifecycle score.
 //!
-//! Reciprocal rank fusion (kept below for the rank it reports) counts positions only: the first
-//! hit of an arm that found nothing close scores as much as the first hit of an arm that found
+//! Reciprocal rank fusion counts positions only: the first hit of an arm that found nothing close scores as much as the first hit of an arm that found
 //! the answer, and confidence added on top lets a well-trusted but unrelated memory outrank a
 //! relevant one. Recall therefore fuses calibrated evidence (how strongly each arm says "this
 //! answers the query", in 0..1) with a noisy-or: a memory is at least as relevant as its best
@@ -10,32 +9,7 @@
 //! that relevance instead of adding to it, so an unrelated memory stays near 0 whatever its
 //! confidence, and a relevance floor can leave it out.
 
-use std::collections::HashMap;
-use std::hash::Hash;
-
 use crate::bank::ScoringWeights;
-
-/// The RRF constant from the design.
-pub const RRF_K: f32 = 60.0;
-
-/// Fuses ranked lists (best first) into `id → Σ weight / (k + rank)` with 1-based ranks.
-pub fn reciprocal_rank_fusion<I: Copy + Eq + Hash>(
-    arms: &[(f32, Vec<I>)],
-    k: f32,
-) -> HashMap<I, f32> {
-    let mut fused = HashMap::new();
-    for (weight, ranked) in arms {
-        for (rank, id) in ranked.iter().enumerate() {
-            *fused.entry(*id).or_insert(0.0) += weight / (k + rank as f32 + 1.0);
-        }
-    }
-    fused
-}
-
-/// The best fused score an item can get: first in every arm. Dividing by it maps relevance to 0..1.
-pub fn max_fused_score(arm_weights: impl IntoIterator<Item = f32>, k: f32) -> f32 {
-    arm_weights.into_iter().map(|w| w / (k + 1.0)).sum()
-}
 
 /// `exp(-age_days / scale_days)`; memories from the future (relative to `as_of`) count as fresh.
 pub fn freshness(age_days: f64, scale_days: f32) -> f32 {
@@ -91,15 +65,6 @@ pub fn lifecycle_score(
 mod tests {
     use super::*;
     use crate::memory::Kind;
-
-    #[test]
-    fn rrf_rewards_agreement_between_arms() {
-        let fused = reciprocal_rank_fusion(&[(1.0, vec![1, 2, 3]), (1.0, vec![2, 4])], RRF_K);
-        assert!(fused[&2] > fused[&1]);
-        assert!(fused[&1] > fused[&4]);
-        assert!((fused[&2] - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-6);
-        assert!((max_fused_score([1.0, 1.0], RRF_K) - 2.0 / 61.0).abs() < 1e-6);
-    }
 
     #[test]
     fn lifecycle_score_scales_relevance_by_confidence_and_freshness() {

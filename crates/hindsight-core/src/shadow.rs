@@ -170,9 +170,7 @@ pub fn shadowed(
                 break;
             }
         }
-        if top != by[i] {
-            by[i] = top;
-        }
+        by[i] = top;
     }
     by
 }
@@ -223,20 +221,16 @@ fn answers_alike(winner: &Found, loser: &Found) -> bool {
 }
 
 fn is_guess(m: &Memory) -> bool {
-    matches!(
-        m.provenance.source,
-        SourceKind::Agent | SourceKind::Reflection
-    )
+    m.provenance.source.is_inference()
 }
 
 /// Which of two statements stands, as `(winner, loser)`, or `None` when neither yields.
 fn precedence(i: usize, a: &Memory, j: usize, b: &Memory) -> Option<(usize, usize)> {
-    let guess = is_guess;
     let stated = |m: &Memory| m.provenance.source == SourceKind::User;
-    if stated(a) && guess(b) {
+    if stated(a) && is_guess(b) {
         return Some((i, j));
     }
-    if stated(b) && guess(a) {
+    if stated(b) && is_guess(a) {
         return Some((j, i));
     }
     // Only the user's own statements yield to their later ones: a tool's records are often

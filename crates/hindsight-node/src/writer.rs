@@ -9,8 +9,7 @@ use hindsight_core::command::{Command, CommandOutcome, ItemVectors, WriteItem, W
 use hindsight_core::memory::{AccessStats, StatusChange};
 use hindsight_core::write::{Disposition, ImportanceScores, WriteOutcome, WriteRequest};
 use hindsight_core::{
-    BankConfig, BankName, Kind, Memory, MemoryId, Slot, SourceKind, Status, Support, Timestamp,
-    ValidationError,
+    BankConfig, BankName, Kind, Memory, MemoryId, Slot, Status, Support, Timestamp, ValidationError,
 };
 use hindsight_review::importance;
 
@@ -409,10 +408,7 @@ fn importance_shortfall(
     nearest: Option<f32>,
 ) -> Option<ImportanceScores> {
     let gate = &node.config().importance;
-    let automatic = matches!(
-        memory.provenance.source,
-        SourceKind::Agent | SourceKind::Reflection
-    );
+    let automatic = memory.provenance.source.is_inference();
     // Working memory is task state with a short life of its own: not a long-term candidate.
     if !gate.enabled
         || !(automatic || gate.gate_user_writes)

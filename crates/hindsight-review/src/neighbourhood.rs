@@ -2,15 +2,12 @@
 
 use std::sync::Arc;
 
-use hindsight_core::{Memory, SourceKind};
+use hindsight_core::Memory;
 
 /// Whether a memory is the agent's own inference (or a reflection over its work) rather than
 /// something a user or a tool stated.
 pub fn is_inferred(memory: &Memory) -> bool {
-    matches!(
-        memory.provenance.source,
-        SourceKind::Agent | SourceKind::Reflection
-    )
+    memory.provenance.source.is_inference()
 }
 
 /// The bank's indexes as the review sees them. The caller answers from its vector and slot

@@ -156,10 +156,7 @@ struct Cycle<'a> {
 }
 
 fn is_inference(m: &Memory) -> bool {
-    matches!(
-        m.provenance.source,
-        SourceKind::Agent | SourceKind::Reflection
-    )
+    m.provenance.source.is_inference()
 }
 
 /// Preference for the memory that survives a merge: critical first, then the more trusted

@@ -449,12 +449,7 @@ impl RulesJudge {
     /// `(fact, inference)` when one is an agent's inference and the other comes from a source
     /// that outranks it.
     fn fact_and_inference<'a>(&self, r: &Reading<'a>) -> Option<(&'a Memory, &'a Memory)> {
-        let is_inference = |m: &Memory| {
-            matches!(
-                m.provenance.source,
-                SourceKind::Agent | SourceKind::Reflection
-            )
-        };
+        let is_inference = |m: &Memory| m.provenance.source.is_inference();
         let is_fact = |m: &Memory| self.config.fact_sources.contains(&m.provenance.source);
         if is_inference(r.newer) && is_fact(r.older) {
             Some((r.older, r.newer))
