@@ -60,9 +60,9 @@ pub const RESTATES_QUERY: f32 = 0.95;
 /// See [`SHADOW_MIN_RELEVANCE`].
 pub const SHADOW_RELATIVE: f32 = 0.5;
 
-/// A newer statement that announces a change stands for an older one at this similarity, and
-/// when it is at least [`CHANGE_MIN_RELEVANCE`] relevant however much more relevant the older
-/// is: the question is worded like the old value ("which coffee do I order?" against "I always
+/// A newer statement that announces a change stands for the older one it replaces at this
+/// similarity, when both are at least [`CHANGE_MIN_RELEVANCE`] relevant, however much more
+/// relevant the older is: the question is worded like the old value ("which coffee do I order?" against "I always
 /// order a flat white"), and the change is said in few words ("these days it's an americano"),
 /// so the two share little. Changed facts of the public development set have a median cosine of
 /// 0.40 and a lower quartile of 0.31 with the default model. Measured there with the review's
@@ -176,8 +176,7 @@ pub fn shadowed(
 }
 
 /// Whether `winner`, newer, announces a change of what `loser` said: both the user's
-/// statements, the older relevant, the newer relevant at least a little, and the older the one
-/// the newer replaces.
+/// statements, both relevant at least a little, and the older the one the newer replaces.
 fn announced_change(winner: &Found, loser: &Found) -> bool {
     let statement = |m: &Memory| m.kind == Kind::Semantic;
     winner.replaces == Some(loser.memory.id)
@@ -187,8 +186,7 @@ fn announced_change(winner: &Found, loser: &Found) -> bool {
         && !is_guess(loser.memory)
         && statement(winner.memory)
         && statement(loser.memory)
-        && loser.relevance >= SHADOW_MIN_RELEVANCE
-        && winner.relevance >= CHANGE_MIN_RELEVANCE
+        && loser.relevance.min(winner.relevance) >= CHANGE_MIN_RELEVANCE
 }
 
 /// Whether two statements of the user's could be rewordings of one fact that the question finds

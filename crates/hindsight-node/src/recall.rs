@@ -58,7 +58,6 @@ const CHANGE_CUE_WEIGHT: f32 = 0.5;
 /// The user's statements whose changes the change arm looks for: the most relevant, if relevant
 /// enough for shadowing to act on them.
 const CHANGE_SEEDS: usize = 2;
-const CHANGE_MIN_FOUND_RELEVANCE: f32 = 0.15;
 /// Newer statements closest to a found one that are checked for announcing its change.
 const CHANGE_NEIGHBOURS: usize = 4;
 /// A change is evidence for the question this share of the statement it replaces: enough for
@@ -764,7 +763,7 @@ impl Plan {
                 c.bank == bank && is_user_statement(&c.memory) && !announces_change(&c.memory)
             })
             .map(|c| (c, c.direct_relevance()))
-            .filter(|(_, relevance)| *relevance >= CHANGE_MIN_FOUND_RELEVANCE)
+            .filter(|(_, relevance)| *relevance >= hindsight_core::shadow::CHANGE_MIN_RELEVANCE)
             .collect();
         found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.memory.id.cmp(&b.0.memory.id)));
         found.truncate(CHANGE_SEEDS);
