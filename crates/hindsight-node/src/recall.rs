@@ -63,7 +63,7 @@ const CHANGE_NEIGHBOURS: usize = 4;
 /// A change is evidence for the question this share of the statement it replaces: enough for
 /// shadowing to act ([`hindsight_core::shadow::CHANGE_MIN_RELEVANCE`]), never more than the
 /// statement itself.
-const CHANGE_EVIDENCE: f32 = 0.5;
+const CHANGE_EVIDENCE: f32 = 0.8;
 /// Arm of the changes found through what they replace.
 const ARM_CHANGE: &str = "change";
 
