@@ -159,20 +159,47 @@ pub fn shadowed(
             by[loser] = Some(winner);
         }
     }
-    // A chain (a shadows b, b shadows c) points each at the one that is left standing.
-    for i in 0..by.len() {
-        let mut top = by[i];
-        let mut hops = 0;
-        while let Some(t) = top.and_then(|t| by[t]) {
-            top = Some(t);
-            hops += 1;
-            if hops > found.len() {
-                break;
-            }
-        }
-        by[i] = top;
+    // A chain (a shadows b, b shadows c) points each at the one that is left standing, if that
+    // one still resembles it: each link may hold for its own reason (a change, a rewording), and
+    // "I eat chicken daily" alike to "I can't eat peanuts", reworded as "note my peanut allergy",
+    // does not make the last stand for the first. A statement whose stand-in is itself replaced
+    // by something unlike it stands again.
+    let direct = by;
+    let mut settled: Vec<Option<Option<usize>>> = vec![None; found.len()];
+    (0..found.len())
+        .map(|i| settle(i, &direct, &mut settled, found, &similarity))
+        .collect()
+}
+
+/// Where `i` ends up: standing (`None`), behind its direct winner if that one stands, or behind
+/// the one that finally stands for its winner if it still resembles `i`. Links only point from
+/// older to newer statements and from guesses to statements, so there is no cycle.
+fn settle(
+    i: usize,
+    direct: &[Option<usize>],
+    settled: &mut [Option<Option<usize>>],
+    found: &[Found],
+    similarity: &impl Fn(usize, usize) -> Option<f32>,
+) -> Option<usize> {
+    if let Some(done) = settled[i] {
+        return done;
     }
-    by
+    let outcome =
+        direct[i].and_then(
+            |winner| match settle(winner, direct, settled, found, similarity) {
+                None => Some(winner),
+                Some(top) => {
+                    let bar = if is_guess(found[i].memory) {
+                        GUESS_SHADOW_SIMILARITY
+                    } else {
+                        SHADOW_SIMILARITY
+                    };
+                    similarity(i, top).is_some_and(|s| s >= bar).then_some(top)
+                }
+            },
+        );
+    settled[i] = Some(outcome);
+    outcome
 }
 
 /// Whether `winner`, newer, announces a change of what `loser` said: both the user's
@@ -430,6 +457,50 @@ mod tests {
         assert_eq!(
             shadowed(&found, |_, _| Some(0.6)),
             vec![Some(2), Some(2), None]
+        );
+    }
+
+    #[test]
+    fn a_chain_stops_where_the_last_statement_no_longer_resembles_the_first() {
+        let memories = [
+            statement(
+                "I'm no vegetarian, I eat chicken daily",
+                SourceKind::User,
+                1,
+            ),
+            statement("I can't eat peanuts, I'm allergic", SourceKind::User, 2),
+            statement("Note down my peanut allergy", SourceKind::User, 3),
+        ];
+        let found = found(&memories, &[0.8, 0.6, 0.3]);
+        let similarity = |i: usize, j: usize| {
+            Some(match (i.min(j), i.max(j)) {
+                (0, 1) => 0.45,
+                (1, 2) => 0.75,
+                _ => 0.25,
+            })
+        };
+        // The rewording stands for the allergy; the allergy no longer stands for the chicken.
+        assert_eq!(shadowed(&found, similarity), vec![None, Some(2), None]);
+
+        // A guess the chicken statement answers stays behind it, now that it stands.
+        let mut with_guess = memories.to_vec();
+        with_guess.push(statement(
+            "The user is probably vegetarian",
+            SourceKind::Agent,
+            4,
+        ));
+        let found = super::tests::found(&with_guess, &[0.8, 0.6, 0.3, 0.6]);
+        let similarity = |i: usize, j: usize| {
+            Some(match (i.min(j), i.max(j)) {
+                (0, 1) => 0.45,
+                (1, 2) => 0.75,
+                (0, 3) => 0.35,
+                _ => 0.1,
+            })
+        };
+        assert_eq!(
+            shadowed(&found, similarity),
+            vec![None, Some(2), None, Some(0)]
         );
     }
 }
