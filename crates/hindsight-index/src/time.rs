@@ -108,6 +108,21 @@ impl TimeIndex {
         (ids.len() <= max).then_some(ids)
     }
 
+    /// The share of the indexed memories with `start <= t < end`, counting at most half of them
+    /// (a window holding more is reported as holding half: it says little either way).
+    pub fn share_within(&self, start_ms: i64, end_ms: i64) -> f32 {
+        if start_ms >= end_ms {
+            return 0.0;
+        }
+        let st = self.inner.read();
+        let total = st.order.len();
+        if total == 0 {
+            return 0.0;
+        }
+        let counted = st.window(start_ms, end_ms).take(total / 2 + 1).count();
+        counted.min(total / 2 + 1) as f32 / total as f32
+    }
+
     /// Whether `id` happened in `start <= t < end`.
     pub fn within(&self, id: u128, start_ms: i64, end_ms: i64) -> bool {
         self.get(id).is_some_and(|t| start_ms <= t && t < end_ms)

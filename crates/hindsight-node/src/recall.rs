@@ -469,10 +469,14 @@ impl Plan {
                     ));
                 }
                 if let Some(hits) = by_vector.temporal {
-                    let in_window = |similarity: f32| {
-                        IN_WINDOW_EVIDENCE
-                            + (1.0 - IN_WINDOW_EVIDENCE) * semantic_quality(similarity)
-                    };
+                    // Being in a window that holds much of the bank ("between January and
+                    // February" over a chat of those months) says little about a memory.
+                    let share = self.window.map_or(1.0, |(start, end)| {
+                        view.index.time().share_within(start.millis(), end.millis())
+                    });
+                    let base = IN_WINDOW_EVIDENCE * (1.0 - share).clamp(0.0, 1.0);
+                    let in_window =
+                        |similarity: f32| base + (1.0 - base) * semantic_quality(similarity);
                     arms.push((
                         ARM_TEMPORAL,
                         1.0,
