@@ -108,8 +108,9 @@ impl TimeIndex {
         (ids.len() <= max).then_some(ids)
     }
 
-    /// The share of the indexed memories with `start <= t < end`, counting at most half of them
-    /// (a window holding more is reported as holding half: it says little either way).
+    /// The share of the indexed memories with `start <= t < end`. Counting stops just past half
+    /// of them: a window holding more says little about a memory either way, and a wide window
+    /// of a large bank is not walked to the end.
     pub fn share_within(&self, start_ms: i64, end_ms: i64) -> f32 {
         if start_ms >= end_ms {
             return 0.0;
@@ -243,6 +244,19 @@ impl std::fmt::Debug for TimeIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_reports_its_share_of_the_index_up_to_just_over_half() {
+        let idx = TimeIndex::new();
+        assert_eq!(idx.share_within(0, 100), 0.0);
+        for i in 0..10 {
+            idx.upsert(i, i as i64 * 10);
+        }
+        assert_eq!(idx.share_within(0, 20), 0.2);
+        assert_eq!(idx.share_within(50, 50), 0.0);
+        assert_eq!(idx.share_within(0, 100), 0.6);
+        assert_eq!(idx.share_within(-1000, 1000), 0.6);
+    }
 
     #[test]
     fn extreme_bounds_do_not_overflow() {
