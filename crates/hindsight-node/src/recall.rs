@@ -749,8 +749,8 @@ impl Plan {
 
     /// The change arm: the user's newer statements that announce a change of a statement of
     /// theirs the other arms found, and that it replaces ([`Self::replaced_by`]). Worded like
-    /// the new value ("these days it's an americano"), a change is often too far from a question
-    /// worded like the old one ("which coffee do I order?") for any arm to find it; shadowing
+    /// the new value ("cycling in now"), a change is often too far from a question worded
+    /// like the old one ("which bus do I take to the depot?") for any arm to find it; shadowing
     /// then lets it stand for what it replaced.
     fn changes_of_found(
         &self,

@@ -1630,16 +1630,16 @@ mod relevance {
         let node = Node::start(config).await.unwrap();
         let mut older = write(
             "a/change",
-            "for urgent things send a text message to my phone",
+            "our standup is in the blue room on the third floor",
         );
         older.occurred_at = Some(ts("2026-02-01T09:00:00Z"));
         let older = node.write(older).await.unwrap().id;
-        let mut other = write("a/change", "my reports should be short bullet points");
+        let mut other = write("a/change", "my expense reports go to Hanna in finance");
         other.occurred_at = Some(ts("2026-02-02T09:00:00Z"));
         node.write(other).await.unwrap();
         let mut newer = write(
             "a/change",
-            "actually, urgent things go to email from now on",
+            "actually, standup moved to the green room from now on",
         );
         newer.occurred_at = Some(ts("2026-03-01T09:00:00Z"));
         let newer = node.write(newer).await.unwrap().id;
@@ -1647,7 +1647,7 @@ mod relevance {
         let ask = |include_history: bool| {
             let mut request = RecallRequest::new(
                 vec![bank("a/change")],
-                "should urgent things be sent as a text message to the phone",
+                "is the standup still in the blue room on the third floor",
                 5,
             );
             request.include_history = include_history;
@@ -1665,7 +1665,7 @@ mod relevance {
         let answer = node
             .recall(RecallRequest::new(
                 vec![bank("a/change")],
-                "send a text message to my phone?",
+                "the blue room on the third floor?",
                 5,
             ))
             .await
