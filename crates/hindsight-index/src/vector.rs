@@ -717,6 +717,14 @@ impl VectorIndex {
         self.shared.graphs_built.load(Ordering::Acquire)
     }
 
+    /// Whether a search now costs at most one pass over `exact_threshold` vectors: the index is
+    /// that small, or its graph is built. After a bulk load a large index scans exactly until the
+    /// graph is rebuilt; searches a recall can do without should wait for it.
+    pub fn searches_quickly(&self) -> bool {
+        let st = self.shared.state.read();
+        st.live() <= self.shared.cfg.exact_threshold || st.graph.is_some() || st.flat.is_some()
+    }
+
     /// Counters for monitoring and tests.
     pub fn stats(&self) -> VectorStats {
         let rebuilding = self.shared.status.lock().scheduled;

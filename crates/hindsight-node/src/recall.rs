@@ -523,7 +523,12 @@ impl Plan {
                 for (arm, weight, ranked) in arms {
                     credit(&mut candidates, arm, weight, ranked);
                 }
-                if self.shadow_alike && !self.request.include_history {
+                // An optional arm: not while a bulk load leaves the bank without its graph,
+                // when each of its searches would scan every vector.
+                if self.shadow_alike
+                    && !self.request.include_history
+                    && view.index.vectors().searches_quickly()
+                {
                     let changes = telemetry::recall_arm(ARM_CHANGE, || {
                         self.changes_of_found(view, records, rules, &candidates, bank)
                     });
@@ -715,6 +720,9 @@ impl Plan {
         candidate: &Candidate,
         vector: &[f32],
     ) -> Option<MemoryId> {
+        if !view.index.vectors().searches_quickly() {
+            return None;
+        }
         let rules = self.visibility(&self.configs[candidate.bank]);
         view.with_records(|records| {
             self.replaced_by(view, records, rules, &candidate.memory, vector)
