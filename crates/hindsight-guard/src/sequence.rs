@@ -119,9 +119,11 @@ impl RecentWrites {
     }
 
     /// Screens `content`, written by `key` at `now`, alone and joined with the previous write of
-    /// `key` inside the window. A write flagged alone or as the second half of a split is not kept
-    /// as a first half: both halves are held already, and pairing the next write with an attack
-    /// would flag it for the attack's words.
+    /// `key` inside the window. A write flagged as the second half of a split is not kept as a
+    /// first half: both halves are held already. A write flagged alone is: only a match that
+    /// starts in it and ends in the next write counts, so the next write is held only when it
+    /// completes an instruction the first began ("… must forget its earlier" / "instructions and
+    /// …"), not for the first one's own words.
     pub fn screen(
         &mut self,
         screener: &Screener,
@@ -137,6 +139,7 @@ impl RecentWrites {
             .remove(key)
             .filter(|recent| now.0 >= recent.at.0 && now.0 - recent.at.0 <= self.window_ms);
         if alone.is_flagged() {
+            self.remember(key, content, memory, now);
             return SequenceScreening { alone, split: None };
         }
         if let Some(previous) = previous {
