@@ -217,6 +217,28 @@ impl Screener {
     /// inside one of them alone is that text's own business, and a context found in one half
     /// does not make the other half suspicious.
     pub fn screen_joined(&self, previous: &str, current: &str, untrusted: bool) -> Screening {
+        self.screen_joined_as(previous, current, untrusted, false)
+    }
+
+    /// [`Self::screen_joined`] with the halves joined by a space only. A first half that is an
+    /// attack on its own can only be continued by a new word: joined without a space, its last
+    /// token (an address, a link) would run into the next write's first word and straddle.
+    pub fn screen_joined_spaced(
+        &self,
+        previous: &str,
+        current: &str,
+        untrusted: bool,
+    ) -> Screening {
+        self.screen_joined_as(previous, current, untrusted, true)
+    }
+
+    fn screen_joined_as(
+        &self,
+        previous: &str,
+        current: &str,
+        untrusted: bool,
+        spaced_only: bool,
+    ) -> Screening {
         let normalised = (normalise(previous), normalise(current));
         let mut pairs = vec![(previous, current)];
         if normalised.0 != previous || normalised.1 != current {
@@ -227,6 +249,8 @@ impl Screener {
             || current.starts_with(char::is_whitespace)
         {
             &[""]
+        } else if spaced_only {
+            &[" "]
         } else {
             &[" ", ""]
         };

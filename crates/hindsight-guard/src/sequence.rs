@@ -43,6 +43,8 @@ impl WriteKey {
 #[derive(Clone, Debug)]
 struct Recent {
     tail: String,
+    /// The write was held on its own: it is joined with the next by a space only.
+    held: bool,
     at: Timestamp,
     memory: Option<MemoryId>,
     /// When it was last touched, for evicting the least recently written source.
@@ -139,11 +141,15 @@ impl RecentWrites {
             .remove(key)
             .filter(|recent| now.0 >= recent.at.0 && now.0 - recent.at.0 <= self.window_ms);
         if alone.is_flagged() {
-            self.remember(key, content, memory, now);
+            self.remember(key, content, memory, now, true);
             return SequenceScreening { alone, split: None };
         }
         if let Some(previous) = previous {
-            let joined = screener.screen_joined(&previous.tail, content, untrusted);
+            let joined = if previous.held {
+                screener.screen_joined_spaced(&previous.tail, content, untrusted)
+            } else {
+                screener.screen_joined(&previous.tail, content, untrusted)
+            };
             if joined.is_flagged() {
                 return SequenceScreening {
                     alone,
@@ -154,7 +160,7 @@ impl RecentWrites {
                 };
             }
         }
-        self.remember(key, content, memory, now);
+        self.remember(key, content, memory, now, false);
         SequenceScreening { alone, split: None }
     }
 
@@ -164,6 +170,7 @@ impl RecentWrites {
         content: &str,
         memory: Option<MemoryId>,
         now: Timestamp,
+        held: bool,
     ) {
         if self.entries.len() >= self.capacity {
             self.evict(now);
@@ -173,6 +180,7 @@ impl RecentWrites {
             key.clone(),
             Recent {
                 tail: tail(content, KEPT_TAIL_BYTES).to_string(),
+                held,
                 at: now,
                 memory,
                 touched: self.clock,
