@@ -39,7 +39,8 @@
 //! Two consecutive writes are joined with and without a space, and only a match that starts in the
 //! first and ends in the second counts, so a context word in one half never makes the other half
 //! suspicious. A write flagged as a second half is not kept as a first half; one flagged alone is,
-//! since the next write may complete the instruction it began.
+//! since the next write may complete the instruction it began, and is joined with it by a space
+//! only.
 //!
 //! Every word list and pattern lives in [`GuardConfig`], so a deployment or a bank can change them
 //! without a new build.
