@@ -811,18 +811,11 @@ impl Plan {
                 if self.replaced_by(view, records, rules, change, &change_vector)
                     == Some(older.memory.id)
                 {
-                    let evidence = relevance * CHANGE_EVIDENCE;
-                    let best = changes.entry(id).or_insert(0.0);
-                    *best = best.max(evidence);
+                    keep_best(&mut changes, id, relevance * CHANGE_EVIDENCE);
                 }
             }
         }
-        let mut ranked: Vec<ArmResult> = changes
-            .into_iter()
-            .map(|(id, evidence)| (id, evidence, evidence))
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        ranked
+        ranked_by_evidence(changes)
     }
 
     /// The factor intent, role and context give `memory`, and why; `None` leaves it out (its
@@ -1038,11 +1031,21 @@ fn bridged(
                 {
                     continue;
                 }
-                let best = evidence.entry(id).or_insert(0.0);
-                *best = best.max(strength);
+                keep_best(&mut evidence, id, strength);
             }
         }
     }
+    ranked_by_evidence(evidence)
+}
+
+/// Keeps the strongest of the evidence an arm found for `id` by several routes.
+fn keep_best(evidence: &mut HashMap<u128, f32>, id: u128, found: f32) {
+    let best = evidence.entry(id).or_insert(0.0);
+    *best = best.max(found);
+}
+
+/// An arm's hits whose score is their evidence, strongest first (ties by id).
+fn ranked_by_evidence(evidence: HashMap<u128, f32>) -> Vec<ArmResult> {
     let mut ranked: Vec<ArmResult> = evidence
         .into_iter()
         .map(|(id, strength)| (id, strength, strength))
