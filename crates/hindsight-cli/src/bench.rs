@@ -23,6 +23,11 @@ pub struct BenchArgs {
     /// Recalls to time after the writes.
     #[arg(long, default_value_t = 2_000)]
     pub queries: usize,
+    /// Seconds between the last write and the first timed recall. A bank links its writes into
+    /// its vector graph in the background, so a recall right after a bulk load still scans what
+    /// is not linked yet; the default measures a minute later. 0 times recall at once.
+    #[arg(long, default_value_t = 60)]
+    pub settle: u64,
     /// Memories per write request.
     #[arg(long, default_value_t = 256)]
     pub batch: usize,
@@ -208,6 +213,12 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     progress.finish();
     let write_secs = started.elapsed().as_secs_f64();
     let rss_after_writes = hindsight_node::resident_bytes();
+    let graph_at_end_of_writes = graph_reach(&target, &bank);
+    if args.settle > 0 {
+        eprintln!("bench: waiting {} s before timing recalls", args.settle);
+        tokio::time::sleep(std::time::Duration::from_secs(args.settle)).await;
+    }
+    let graph_at_recalls = graph_reach(&target, &bank);
 
     let mut server_us = vec![];
     let mut wall_ms = vec![];
@@ -301,6 +312,17 @@ pub async fn run(args: BenchArgs) -> Result<()> {
             status.store_bytes_on_disk as f64 / 1048576.0
         );
     }
+    for (when, reach) in [
+        ("when the writes ended", graph_at_end_of_writes),
+        (
+            &*format!("{} s later, as the recalls began", args.settle),
+            graph_at_recalls,
+        ),
+    ] {
+        if let Some(reach) = reach {
+            println!("vector graph {when}: {reach}");
+        }
+    }
     println!(
         "recall (server-side, ms) at {} memories: p50 {:.2}  p95 {:.2}  p99 {:.2}  max {:.2}",
         bank_records,
@@ -323,6 +345,20 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     }
     target.shutdown().await;
     Ok(())
+}
+
+/// How much of the bank's vectors its graph reaches, for the embedded node.
+fn graph_reach(target: &Target, bank: &BankName) -> Option<String> {
+    let Target::Embedded(node) = target else {
+        return None;
+    };
+    let stats = node.bank_vector_stats(bank)?;
+    Some(format!(
+        "{} of {} vectors linked, {} scanned one by one by each search",
+        stats.graph_points.unwrap_or(0),
+        stats.live,
+        stats.unsearched
+    ))
 }
 
 /// Cycles over everything written so far (the baseline every later cycle starts from; a cycle

@@ -14,7 +14,7 @@ use crate::entity::{EntityConfig, EntityIndex};
 use crate::heap::IndexMemory;
 use crate::persist;
 use crate::time::TimeIndex;
-use crate::vector::{VectorConfig, VectorIndex};
+use crate::vector::{SavedGraph, VectorConfig, VectorIndex};
 use crate::IndexError;
 
 /// Version of the dump layout written by [`BankIndex::dump`].
@@ -103,6 +103,10 @@ struct Manifest {
     meta: IndexMeta,
     graph_basename: Option<String>,
     graph_points: usize,
+    /// Slots the saved graph had linked (absent in dumps from before the background linker,
+    /// whose graphs linked every slot).
+    #[serde(default)]
+    graph_linked: Option<usize>,
     /// hnsw_rs writes its graph in native byte order.
     graph_little_endian: bool,
 }
@@ -322,6 +326,7 @@ impl BankIndex {
             meta: self.meta(),
             graph_basename: vector.graph_basename,
             graph_points: vector.graph_points,
+            graph_linked: Some(vector.graph_linked),
             graph_little_endian: cfg!(target_endian = "little"),
         })
     }
@@ -359,7 +364,11 @@ impl BankIndex {
             .graph_basename
             .as_deref()
             .filter(|_| manifest.graph_little_endian == cfg!(target_endian = "little"))
-            .map(|b| (b, manifest.graph_points));
+            .map(|basename| SavedGraph {
+                basename,
+                points: manifest.graph_points,
+                linked: manifest.graph_linked,
+            });
         let vectors = VectorIndex::load_from(&gen_dir.join(VECTOR_DIR), cfg.vector, graph)?;
         let bm25 = Bm25Index::from_bytes(&persist::read_file(&gen_dir.join(BM25_FILE))?)?;
         let entities =

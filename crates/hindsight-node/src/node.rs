@@ -930,6 +930,12 @@ impl Node {
         Some(handle.view.heap_parts())
     }
 
+    /// The loaded bank's vector index counters: how much of it its graph reaches.
+    pub fn bank_vector_stats(&self, bank: &BankName) -> Option<hindsight_index::VectorStats> {
+        let handle = self.context().registry.get(bank)?;
+        Some(handle.view.index.vectors().stats())
+    }
+
     pub fn status(&self) -> NodeStatus {
         let metrics = self.inner.store.metrics();
         NodeStatus {

@@ -428,6 +428,11 @@ const BANK_FAMILIES: &[(&str, Kind, &str)] = &[
         "Nodes of the bank's HNSW graph (0 below the exact-scan threshold).",
     ),
     (
+        "hindsight_index_unsearched",
+        Kind::Gauge,
+        "Vectors a search of the bank scans one by one: not yet linked into its graph (or copied for searching), or all of them while it has none.",
+    ),
+    (
         "hindsight_index_rebuilding",
         Kind::Gauge,
         "1 while the bank's vector graph is being rebuilt.",
@@ -783,13 +788,14 @@ impl Node {
             let index = &view.index;
             let vectors = index.vectors().stats();
             let keyword = index.bm25().stats();
-            let gauges: [(&'static str, f64); 8] = [
+            let gauges: [(&'static str, f64); 9] = [
                 ("hindsight_index_vectors", vectors.live as f64),
                 ("hindsight_index_tombstones", vectors.tombstones as f64),
                 (
                     "hindsight_index_graph_points",
                     vectors.graph_points.unwrap_or(0) as f64,
                 ),
+                ("hindsight_index_unsearched", vectors.unsearched as f64),
                 (
                     "hindsight_index_rebuilding",
                     f64::from(u8::from(vectors.rebuilding)),

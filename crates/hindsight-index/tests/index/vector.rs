@@ -268,18 +268,35 @@ fn concurrent_search_and_insert() {
 }
 
 #[test]
-fn graph_is_built_when_the_index_grows_past_the_threshold() {
+fn graph_is_started_at_half_the_threshold_and_kept_linked_as_the_index_grows() {
     let dim = 16;
     let mut cfg = VectorConfig::new(dim);
     cfg.exact_threshold = 1_000;
     cfg.background_rebuild = false;
     let vecs = unit_vectors(13, 1_200, dim);
-    let idx = filled(cfg, &vecs[..999]);
+    let idx = filled(cfg, &vecs[..499]);
     assert_eq!(idx.stats().graph_points, None);
-    idx.insert(999, &vecs[999]).unwrap();
-    assert_eq!(idx.stats().graph_points, Some(1_000));
+    assert_eq!(
+        idx.stats().unsearched,
+        499,
+        "no graph: every slot is scanned"
+    );
+    idx.insert(499, &vecs[499]).unwrap();
+    assert_eq!(idx.stats().graph_points, Some(500));
+    for (i, v) in vecs.iter().enumerate().take(1_200).skip(500) {
+        idx.insert(i as u128, v).unwrap();
+    }
+    let stats = idx.stats();
+    assert_eq!(stats.graph_points, Some(1_200), "every write linked");
+    assert!(stats.unsearched < 1_200 / 2, "{stats:?}");
+    assert!(idx.searches_quickly());
     let hits = idx.search(&vecs[500], 1, &all).unwrap();
     assert_eq!(hits[0].0, 500);
+    let hits = idx.search(&vecs[1_150], 1, &all).unwrap();
+    assert_eq!(
+        hits[0].0, 1_150,
+        "a write past the last copy of the links is found"
+    );
 }
 
 #[test]
