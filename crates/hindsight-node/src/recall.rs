@@ -13,6 +13,7 @@ use hindsight_core::scoring::{combine_evidence, freshness, lifecycle_score, WEAK
 use hindsight_core::shadow::{shadowed, Found};
 use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
 
+use crate::bank::changes::{announces_change, is_user_statement};
 use crate::bank::BankView;
 use crate::error::NodeError;
 use crate::node::Node;
@@ -51,15 +52,9 @@ type Records = HashMap<MemoryId, Arc<Memory>>;
 /// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see [`semantic_quality`]).
 type ArmResult = (u128, f32, f32);
 
-/// Weakest change cue ("actually" 0.7, "switched to" 1.0) that makes a statement announce a
-/// change to shadowing; the review's rules judge uses the same bar.
-const CHANGE_CUE_WEIGHT: f32 = 0.5;
-
 /// The user's statements whose changes the change arm looks for: the most relevant, if relevant
 /// enough for shadowing to act on them.
 const CHANGE_SEEDS: usize = 2;
-/// Newer statements closest to a found one that are checked for announcing its change.
-const CHANGE_NEIGHBOURS: usize = 4;
 /// A change is evidence for the question this share of the statement it replaces: enough for
 /// shadowing to act ([`hindsight_core::shadow::CHANGE_MIN_RELEVANCE`]), never more than the
 /// statement itself.
@@ -748,8 +743,11 @@ impl Plan {
         };
         // Whatever its status: when the review has already superseded what the change
         // replaced, nothing is left for the recall to hide.
-        let nearest = view.index.vectors().search(vector, 1, &older).ok()?;
-        let replaced = records.get(&MemoryId(nearest.first()?.0))?;
+        let replaced = view.replaced_by_change(newer, || {
+            let nearest = view.index.vectors().search(vector, 1, &older).ok()?;
+            Some(MemoryId(nearest.first()?.0))
+        })?;
+        let replaced = records.get(&replaced)?;
         self.status_if_visible(replaced, rules)
             .is_some()
             .then_some(replaced.id)
@@ -785,29 +783,21 @@ impl Plan {
             let Some(vector) = vectors.get(older.memory.id.0) else {
                 continue;
             };
-            let newer = |id: u128| {
-                records.get(&MemoryId(id)).is_some_and(|m| {
-                    is_user_statement(m)
-                        && m.occurred_at > older.memory.occurred_at
-                        && self.status_if_visible(m, rules).is_some()
-                })
-            };
-            let near = vectors
-                .search(&vector, CHANGE_NEIGHBOURS, &newer)
-                .unwrap_or_default();
-            for (id, similarity) in near {
-                if similarity < hindsight_core::shadow::CHANGE_SHADOW_SIMILARITY {
-                    continue;
-                }
-                let Some(change) = records.get(&MemoryId(id)) else {
+            for id in view.changes_after(older.memory.occurred_at) {
+                let Some(change) = records.get(&id) else {
                     continue;
                 };
-                if !announces_change(change) {
+                if self.status_if_visible(change, rules).is_none() {
                     continue;
                 }
-                let Some(change_vector) = vectors.get(id) else {
+                let Some(change_vector) = vectors.get(id.0) else {
                     continue;
                 };
+                let similarity = vectors.similarity(id.0, &vector).ok().flatten();
+                if similarity.is_none_or(|s| s < hindsight_core::shadow::CHANGE_SHADOW_SIMILARITY) {
+                    continue;
+                }
+                let id = id.0;
                 if self.replaced_by(view, records, rules, change, &change_vector)
                     == Some(older.memory.id)
                 {
@@ -1052,19 +1042,6 @@ fn ranked_by_evidence(evidence: HashMap<u128, f32>) -> Vec<ArmResult> {
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked
-}
-
-/// Whether the user's statement says that something changed, by a cue that says so on its own
-/// (a bare "now" does not).
-fn announces_change(memory: &Memory) -> bool {
-    is_user_statement(memory)
-        && hindsight_text::has_change_cue(&memory.content)
-            .is_some_and(|cue| cue.weight >= CHANGE_CUE_WEIGHT)
-}
-
-/// A semantic memory of the user's own: what shadowing lets a later one replace.
-fn is_user_statement(memory: &Memory) -> bool {
-    memory.provenance.source == SourceKind::User && memory.kind == hindsight_core::Kind::Semantic
 }
 
 /// A memory's entity keys, and each word of a name of several ("danielle" of "danielle okoye"):

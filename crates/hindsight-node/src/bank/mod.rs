@@ -3,6 +3,7 @@
 //! number of searches read at once.
 
 mod actor;
+pub(crate) mod changes;
 mod context;
 mod registry;
 pub mod residency;

@@ -8,6 +8,8 @@ use hindsight_index::{BankIndex, IndexDoc};
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::watch;
 
+use super::changes::Changes;
+
 /// What a bank actor publishes for concurrent readers: the bank's records and derived indexes. The
 /// actor is the only writer; searches run on any number of tasks at once.
 pub struct BankView {
@@ -26,6 +28,8 @@ pub struct BankView {
     /// Tokens in each recalled record's content, by id and version: counting with a real BPE
     /// costs tens of microseconds a text, and the same memories are recalled again and again.
     tokens: Mutex<HashMap<MemoryId, (u64, u32)>>,
+    /// The changes the user announced, kept with every put and remove under the records' lock.
+    changes: Mutex<Changes>,
 }
 
 /// A record's heap bytes: its `Arc` (two counts and the record) and the buffers it owns.
@@ -52,6 +56,7 @@ impl BankView {
             record_bytes: AtomicU64::new(0),
             indexed: watch::Sender::new(applied_index),
             tokens: Mutex::new(HashMap::new()),
+            changes: Mutex::new(Changes::default()),
         }
     }
 
@@ -76,6 +81,28 @@ impl BankView {
         self.held_bytes.load(Ordering::Acquire)
     }
 
+    /// The changes the user announced after `after`, oldest first (see [`Changes`]).
+    pub(crate) fn changes_after(&self, after: hindsight_core::Timestamp) -> Vec<MemoryId> {
+        self.changes.lock().after(after)
+    }
+
+    /// What `change` replaces: the user's nearest earlier statement whatever its status, worked
+    /// out by `nearest` the first time and kept until a write could move it. Call it with the
+    /// records' read lock held (inside [`Self::with_records`]), so that no write slips between
+    /// the search and its keeping.
+    pub(crate) fn replaced_by_change(
+        &self,
+        change: &Memory,
+        nearest: impl FnOnce() -> Option<MemoryId>,
+    ) -> Option<MemoryId> {
+        if let Some(known) = self.changes.lock().replaced(change.id) {
+            return known;
+        }
+        let replaced = nearest();
+        self.changes.lock().remember_replaced(change, replaced);
+        replaced
+    }
+
     /// Runs `f` with a consistent view of the records (one read lock for the whole search).
     pub fn with_records<R>(&self, f: impl FnOnce(&HashMap<MemoryId, Arc<Memory>>) -> R) -> R {
         f(&self.records.read())
@@ -91,7 +118,8 @@ impl BankView {
             }
         }
         let mut records = self.records.write();
-        let (before, heap_before) = match records.get(&memory.id) {
+        let existing = records.get(&memory.id);
+        let (before, heap_before) = match existing {
             Some(existing) if existing.version > memory.version => return,
             Some(existing) => (existing.quota_bytes(), record_heap_bytes(existing)),
             None => (0, 0),
@@ -99,6 +127,7 @@ impl BankView {
         // Updated under the records' write lock, so the totals always match the records.
         adjust(&self.held_bytes, before, memory.quota_bytes());
         adjust(&self.record_bytes, heap_before, record_heap_bytes(&memory));
+        self.changes.lock().put(existing.map(Arc::as_ref), &memory);
         records.insert(memory.id, Arc::new(memory));
     }
 
@@ -107,6 +136,7 @@ impl BankView {
         if let Some(gone) = records.remove(&id) {
             adjust(&self.held_bytes, gone.quota_bytes(), 0);
             adjust(&self.record_bytes, record_heap_bytes(&gone), 0);
+            self.changes.lock().remove(&gone);
         }
         drop(records);
         self.tokens.lock().remove(&id);
@@ -129,7 +159,10 @@ impl BankView {
 
     /// Heap bytes of the bank on this node, by part: its records, then its indexes' parts.
     pub fn heap_parts(&self) -> Vec<(&'static str, u64)> {
-        let mut parts = vec![("records", self.records_heap_bytes())];
+        let mut parts = vec![(
+            "records",
+            self.records_heap_bytes() + self.changes.lock().heap_bytes(),
+        )];
         parts.extend(self.index.memory().parts());
         parts
     }
