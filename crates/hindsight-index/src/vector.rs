@@ -309,12 +309,19 @@ impl State {
     }
 
     fn needs_build(&self, cfg: &VectorConfig) -> bool {
-        let graph_missing =
-            self.graph.is_none() && self.pending.is_none() && self.live() >= graph_from(cfg).max(1);
+        self.graph_missing(cfg) || self.too_dead(cfg)
+    }
+
+    /// Large enough for a graph, and without one.
+    fn graph_missing(&self, cfg: &VectorConfig) -> bool {
+        self.graph.is_none() && self.pending.is_none() && self.live() >= graph_from(cfg).max(1)
+    }
+
+    /// Tombstones enough for a compacting rebuild.
+    fn too_dead(&self, cfg: &VectorConfig) -> bool {
         let dead = self.dead();
-        let too_dead = dead >= MIN_DEAD_FOR_REBUILD
-            && dead as f64 > cfg.rebuild_tombstone_ratio * self.slots.len() as f64;
-        graph_missing || too_dead
+        dead >= MIN_DEAD_FOR_REBUILD
+            && dead as f64 > cfg.rebuild_tombstone_ratio * self.slots.len() as f64
     }
 
     /// Whether the background has work: a graph to read back, to build, to extend or to copy.
@@ -761,10 +768,11 @@ impl VectorIndex {
         }
     }
 
-    /// Graphs built from the vectors and swapped in since the index was created or loaded. A
-    /// dump taken before the last of them does not hold it, even when no vector changed since:
-    /// a bank loaded without its graph builds one in the background, and only a new dump keeps
-    /// the next start from building it again.
+    /// Graphs built from the vectors and swapped in, and bursts of linking finished, since the
+    /// index was created or loaded. A dump taken before the last of them does not hold it, even
+    /// when no vector changed since: a bank loaded without its graph builds one in the
+    /// background, the linker goes on linking after a bulk load's last write, and only a new
+    /// dump keeps the next start from doing that work again.
     pub fn graphs_built(&self) -> u64 {
         self.shared.graphs_built.load(Ordering::Acquire)
     }
@@ -1175,6 +1183,18 @@ fn refresh_flat(shared: &Shared, at_any_size: bool) {
     }
 }
 
+/// Gives a bank that has grown large enough an empty graph, which the linker then fills from the
+/// first slot on while searches go on scanning: the slots are not copied, as a rebuild would.
+fn start_graph(shared: &Shared) {
+    let _serial = shared.build_lock.lock();
+    let mut st = shared.state.write();
+    if st.graph_missing(&shared.cfg) {
+        st.graph = Some(Arc::new(Graph::new(&shared.cfg, st.slots.len())));
+        st.linked = 0;
+        st.flat = None;
+    }
+}
+
 /// Links the next [`LINK_BATCH`] slots into the graph and returns how many it took. Their
 /// vectors are copied out first, so that writes go on while hnsw_rs links them; a slot that
 /// dies meanwhile is linked all the same and skipped by searches as any tombstone is.
@@ -1212,10 +1232,20 @@ fn run_maintenance(shared: &Shared) {
     if let Some(pending) = pending {
         attach_dumped_graph(shared, &pending);
     }
-    // A graph that did not load is built here.
-    let rebuild = shared.state.read().needs_build(&shared.cfg);
-    if rebuild {
+    // A graph that did not load is started or built here: built, with the slots compacted, when
+    // there are tombstones to drop; started empty for the linker to fill otherwise.
+    let (missing, too_dead, dead) = {
+        let st = shared.state.read();
+        (
+            st.graph_missing(&shared.cfg),
+            st.too_dead(&shared.cfg),
+            st.dead(),
+        )
+    };
+    if too_dead || (missing && dead > 0) {
         build(shared);
+    } else if missing {
+        start_graph(shared);
     }
     // A burst of writes is copied for searching once linked, even below the refresh interval;
     // single writes to a large bank wait for the interval, as a copy reads the whole graph.
@@ -1235,6 +1265,8 @@ fn run_maintenance(shared: &Shared) {
         } else {
             if linked_in_round >= REFRESH_MIN {
                 refresh_flat(shared, true);
+                // Links worth saving: the bank dumps its index again even with no write since.
+                shared.graphs_built.fetch_add(1, Ordering::AcqRel);
             }
             return;
         }
