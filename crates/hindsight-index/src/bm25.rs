@@ -211,20 +211,27 @@ impl State {
         }
         touched.clear();
 
-        let avgdl = self.avgdl();
-        let terms = self.query_terms(query_terms);
-        let postings: usize = terms.iter().map(|t| t.list.len()).sum();
-        if terms.len() > 1 && postings >= PRUNE_MIN_POSTINGS && k < n {
-            let found = self.search_pruned(&terms, k, filter, avgdl, scores, touched);
-            SCRATCH.with(|s| *s.borrow_mut() = scratch);
-            return found;
-        }
+        let avgdl = self.total_len as f32 / n as f32;
+        let avgdl = avgdl.max(f32::MIN_POSITIVE);
         // Weight of a posting by (tf - 1, length) for short documents, NaN until
         // computed: most postings share a handful of (tf, length) pairs.
         let mut cache = vec![f32::NAN; (CACHED_TF * CACHED_LEN) as usize];
-        for term in &terms {
-            let (list, idf) = (term.list, term.idf);
-            let weight = |tf: u32, dl: u32| -> f32 { bm25_weight(idf, tf, dl, avgdl) };
+        for (term, _) in tally(query_terms) {
+            let Some(&t) = self.term_ids.get(term) else {
+                continue;
+            };
+            let list = &self.postings[t as usize];
+            if list.is_empty() {
+                continue;
+            }
+            let df = list.len() as f32;
+            let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
+            let weight = |tf: u32, dl: u32| -> f32 {
+                let dl = dl as f32;
+                let tf = tf as f32;
+                let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl);
+                idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+            };
             cache.fill(f32::NAN);
             for p in list {
                 let dl = self.doc_len[p.doc as usize];
@@ -271,156 +278,6 @@ impl State {
         SCRATCH.with(|s| *s.borrow_mut() = scratch);
         top.into_sorted()
     }
-
-    fn avgdl(&self) -> f32 {
-        let avgdl = self.total_len as f32 / self.slot_of.len().max(1) as f32;
-        avgdl.max(f32::MIN_POSITIVE)
-    }
-
-    /// The query's distinct terms that some document holds, in query order, with their idf.
-    fn query_terms<'a, S: AsRef<str>>(&'a self, query_terms: &'a [S]) -> Vec<QueryTerm<'a>> {
-        let n = self.slot_of.len() as f32;
-        tally(query_terms)
-            .into_iter()
-            .filter_map(|(term, _)| {
-                let t = *self.term_ids.get(term)?;
-                let list = &self.postings[t as usize];
-                let df = list.len() as f32;
-                (!list.is_empty()).then(|| QueryTerm {
-                    id: t,
-                    list,
-                    idf: (1.0 + (n - df + 0.5) / (df + 0.5)).ln(),
-                })
-            })
-            .collect()
-    }
-
-    /// [`Self::search`] when the query's posting lists are long: the same hits with the same
-    /// scores, found without walking the lists of its commonest terms.
-    ///
-    /// A term adds at most `idf · (k1 + 1)` to a document. Terms are taken rarest first; once
-    /// the k-th best partial score among documents that pass the filter exceeds what the terms
-    /// left could add together, no document those terms alone would bring can reach the top k
-    /// (partial scores only grow), so the search stops gathering documents. Each gathered one is
-    /// then scored in full, term by term in query order from its own term list, which is the
-    /// same arithmetic in the same order as [`Self::search`]. The filter is asked about each
-    /// document at most once: those with the best partial scores, and those that could enter
-    /// the top k.
-    fn search_pruned(
-        &self,
-        terms: &[QueryTerm<'_>],
-        k: usize,
-        filter: &dyn Fn(u128) -> bool,
-        avgdl: f32,
-        scores: &mut [f32],
-        touched: &mut Vec<u32>,
-    ) -> Vec<(u128, f32)> {
-        let most = |term: &QueryTerm<'_>| term.idf * (BM25_K1 + 1.0);
-        let mut order: Vec<&QueryTerm<'_>> = terms.iter().collect();
-        order.sort_by(|a, b| b.idf.total_cmp(&a.idf));
-        let mut postings_left: usize = order.iter().map(|t| t.list.len()).sum();
-        let mut passes: HashMap<u32, bool> = HashMap::new();
-        let id_of = |slot: u32| {
-            self.docs[slot as usize]
-                .as_ref()
-                .expect("posting of live doc")
-                .id
-        };
-        let mut best_partial = 0f32;
-        for (taken, term) in order.iter().enumerate() {
-            // With a margin for the rounding of the partial sums.
-            let left: f32 = order[taken + 1..].iter().map(|t| most(t)).sum::<f32>() * 1.001;
-            postings_left -= term.list.len();
-            for p in term.list {
-                let cell = &mut scores[p.doc as usize];
-                if *cell == 0.0 {
-                    touched.push(p.doc);
-                }
-                *cell += bm25_weight(term.idf, p.tf, self.doc_len[p.doc as usize], avgdl);
-                best_partial = best_partial.max(*cell);
-            }
-            // Worth asking only when the terms left could not lift a new document past the
-            // best so far, and walking their lists would cost more than scoring what is here.
-            if postings_left == 0 || left >= best_partial || postings_left < touched.len() {
-                continue;
-            }
-            let kth = kth_passing(touched, scores, k, &mut |slot| {
-                *passes.entry(slot).or_insert_with(|| filter(id_of(slot)))
-            });
-            if kth.is_some_and(|kth| kth > left) {
-                break;
-            }
-        }
-        let mut top = TopK::new(k);
-        for &slot in touched.iter() {
-            let doc = self.docs[slot as usize]
-                .as_ref()
-                .expect("posting of live doc");
-            let dl = self.doc_len[slot as usize];
-            let mut score = 0f32;
-            for term in terms {
-                if let Some(&(_, tf)) = doc.terms.iter().find(|(t, _)| *t == term.id) {
-                    score += bm25_weight(term.idf, tf, dl, avgdl);
-                }
-            }
-            if top.admits(doc.id, score) && *passes.entry(slot).or_insert_with(|| filter(doc.id)) {
-                top.push(doc.id, score);
-            }
-        }
-        for &slot in touched.iter() {
-            scores[slot as usize] = 0.0;
-        }
-        touched.clear();
-        top.into_sorted()
-    }
-}
-
-/// Query lists at least this long together are searched by [`State::search_pruned`].
-const PRUNE_MIN_POSTINGS: usize = 4_096;
-
-/// A query term found in the index.
-struct QueryTerm<'a> {
-    id: u32,
-    list: &'a [Posting],
-    idf: f32,
-}
-
-/// BM25's weight of a term in a document: the textbook formula, in one order of operations that
-/// every path here shares, so their scores agree bit for bit.
-#[inline]
-fn bm25_weight(idf: f32, tf: u32, dl: u32, avgdl: f32) -> f32 {
-    let dl = dl as f32;
-    let tf = tf as f32;
-    let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * dl / avgdl);
-    idf * tf * (BM25_K1 + 1.0) / (tf + norm)
-}
-
-/// The k-th best partial score among `touched` documents that pass, asking `passes` in order
-/// of partial score, best first; `None` when fewer than k pass.
-fn kth_passing(
-    touched: &[u32],
-    scores: &[f32],
-    k: usize,
-    passes: &mut dyn FnMut(u32) -> bool,
-) -> Option<f32> {
-    if touched.len() < k {
-        return None;
-    }
-    // Scores are positive, so their bit patterns order like them.
-    let mut heap: BinaryHeap<(u32, Reverse<u32>)> = touched
-        .iter()
-        .map(|&slot| (scores[slot as usize].to_bits(), Reverse(slot)))
-        .collect();
-    let mut found = 0;
-    while let Some((bits, Reverse(slot))) = heap.pop() {
-        if passes(slot) {
-            found += 1;
-            if found == k {
-                return Some(f32::from_bits(bits));
-            }
-        }
-    }
-    None
 }
 
 impl Bm25Index {
@@ -565,8 +422,6 @@ impl std::fmt::Debug for Bm25Index {
 mod tests {
     use super::*;
 
-    use std::collections::HashSet;
-
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -685,7 +540,6 @@ mod tests {
         other.upsert(1, &terms("w0 w1 w2"));
 
         let mut compared = 0;
-        let mut pruned_searches = 0;
         for q in &queries {
             assert_eq!(
                 other.search(q, 5, &|_| true).len(),
@@ -720,59 +574,14 @@ mod tests {
                         "query {q:?}, k {k}"
                     );
                     assert!(got.iter().all(|h| filter(h.0)));
-                    let (calls, want_calls) = (calls.into_inner(), want_calls.into_inner());
-                    let pruned_path = {
-                        let terms = st.query_terms(q);
-                        terms.len() > 1
-                            && terms.iter().map(|t| t.list.len()).sum::<usize>()
-                                >= PRUNE_MIN_POSTINGS
-                            && k < st.slot_of.len()
-                    };
-                    if !pruned_path {
-                        // Same calls in the same order: the filter is only asked
-                        // about hits that could enter the top k at that point.
-                        assert_eq!(calls, want_calls);
-                    }
-                    // The pruned search, whatever the lists' length.
-                    let terms = st.query_terms(q);
-                    if terms.len() > 1 && k < st.slot_of.len() {
-                        let pruned_calls = RefCell::new(Vec::new());
-                        let mut scores = vec![0f32; st.docs.len()];
-                        let mut touched = Vec::new();
-                        let pruned = st.search_pruned(
-                            &terms,
-                            k,
-                            &|id| logged(&pruned_calls, id),
-                            st.avgdl(),
-                            &mut scores,
-                            &mut touched,
-                        );
-                        assert_eq!(
-                            pruned
-                                .iter()
-                                .map(|h| (h.0, h.1.to_bits()))
-                                .collect::<Vec<_>>(),
-                            want.iter()
-                                .map(|h| (h.0, h.1.to_bits()))
-                                .collect::<Vec<_>>(),
-                            "pruned: query {q:?}, k {k}"
-                        );
-                        assert!(scores.iter().all(|&s| s == 0.0) && touched.is_empty());
-                        // Each document asked at most once, every hit among them.
-                        let asked: HashSet<u128> = pruned_calls.borrow().iter().copied().collect();
-                        assert_eq!(asked.len(), pruned_calls.borrow().len());
-                        assert!(pruned.iter().all(|h| asked.contains(&h.0)));
-                        pruned_searches += 1;
-                    }
+                    // Same calls in the same order: the filter is only asked
+                    // about hits that could enter the top k at that point.
+                    assert_eq!(calls.into_inner(), want_calls.into_inner());
                     compared += 1;
                 }
             }
         }
         assert_eq!(compared, queries.len() * 5 * 6);
-        assert!(
-            pruned_searches > 1_000,
-            "{pruned_searches} pruned searches compared"
-        );
         drop(st);
         assert_eq!(
             idx.search(&queries[0], 10, &|_| true),
