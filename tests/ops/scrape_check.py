@@ -82,6 +82,7 @@ EXPECTED = [
     'hindsight_index_vectors{bank="ops/scrape"}',
     'hindsight_index_tombstones{bank="ops/scrape"}',
     'hindsight_index_graph_points{bank="ops/scrape"}',
+    'hindsight_index_unsearched{bank="ops/scrape"}',
     'hindsight_index_rebuilding{bank="ops/scrape"}',
     'hindsight_index_keyword_docs{bank="ops/scrape"}',
     'hindsight_index_keyword_terms{bank="ops/scrape"}',
