@@ -357,7 +357,7 @@ impl State {
         }
     }
 
-    /// Slots a graph search would have to scan exactly.
+    /// Slots a graph search would have to scan exactly: all of them while there is no graph.
     fn unsearched(&self) -> usize {
         self.slots.len() - self.covered()
     }
@@ -783,8 +783,7 @@ impl VectorIndex {
     pub fn searches_quickly(&self) -> bool {
         let st = self.shared.state.read();
         let threshold = self.shared.cfg.exact_threshold;
-        st.live() <= threshold
-            || ((st.graph.is_some() || st.flat.is_some()) && st.unsearched() <= threshold)
+        st.live() <= threshold || st.unsearched() <= threshold
     }
 
     /// Counters for monitoring and tests.
@@ -799,11 +798,7 @@ impl VectorIndex {
                 .as_ref()
                 .map(|g| g.hnsw.get_nb_point())
                 .or(st.pending.as_ref().map(|p| p.points)),
-            unsearched: if st.graph.is_some() || st.flat.is_some() {
-                st.unsearched()
-            } else {
-                st.slots.len()
-            },
+            unsearched: st.unsearched(),
             rebuilding,
         }
     }
@@ -892,8 +887,7 @@ impl VectorIndex {
             return Plan::Nothing;
         }
         // A graph that reaches under half the slots saves less than its search costs.
-        let searchable =
-            (st.graph.is_some() || st.flat.is_some()) && 2 * st.unsearched() <= st.slots.len();
+        let searchable = 2 * st.unsearched() <= st.slots.len();
         if !searchable || live < self.shared.cfg.exact_threshold {
             return Plan::Exact {
                 filter_first: false,
