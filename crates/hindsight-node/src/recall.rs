@@ -651,7 +651,9 @@ impl Plan {
                 if !announcing {
                     return None;
                 }
-                self.nearest_older_statement(&views[c.bank], c, vector.as_deref()?)
+                // A statement without a vector has nothing to be compared with.
+                vector.as_ref()?;
+                self.nearest_older_statement(&views[c.bank], c)
             })
             .collect();
         let found: Vec<Found> = head
@@ -709,29 +711,22 @@ impl Plan {
 
     /// The user's earlier statement closest to `candidate`'s in its bank: what a statement
     /// announcing a change replaces, when recall may still return it.
-    fn nearest_older_statement(
-        &self,
-        view: &BankView,
-        candidate: &Candidate,
-        vector: &[f32],
-    ) -> Option<MemoryId> {
+    fn nearest_older_statement(&self, view: &BankView, candidate: &Candidate) -> Option<MemoryId> {
         if !view.index.vectors().searches_quickly() {
             return None;
         }
         let rules = self.visibility(&self.configs[candidate.bank]);
-        view.with_records(|records| {
-            self.replaced_by(view, records, rules, &candidate.memory, vector)
-        })
+        view.with_records(|records| self.replaced_by(view, records, rules, &candidate.memory))
     }
 
-    /// [`Self::nearest_older_statement`] with the bank's records at hand.
+    /// [`Self::nearest_older_statement`] with the bank's records at hand. The change's vector is
+    /// read only when what it replaces is not known yet.
     fn replaced_by(
         &self,
         view: &BankView,
         records: &Records,
         rules: Visibility,
         newer: &Memory,
-        vector: &[f32],
     ) -> Option<MemoryId> {
         let older = |id: u128| {
             records.get(&MemoryId(id)).is_some_and(|m| {
@@ -744,7 +739,9 @@ impl Plan {
         // Whatever its status: when the review has already superseded what the change
         // replaced, nothing is left for the recall to hide.
         let replaced = view.replaced_by_change(newer, || {
-            let nearest = view.index.vectors().search(vector, 1, &older).ok()?;
+            let vectors = view.index.vectors();
+            let vector = vectors.get(newer.id.0)?;
+            let nearest = vectors.search(&vector, 1, &older).ok()?;
             Some(MemoryId(nearest.first()?.0))
         })?;
         let replaced = records.get(&replaced)?;
@@ -790,17 +787,12 @@ impl Plan {
                 if self.status_if_visible(change, rules).is_none() {
                     continue;
                 }
-                let Some(change_vector) = vectors.get(id.0) else {
-                    continue;
-                };
                 let similarity = vectors.similarity(id.0, &vector).ok().flatten();
                 if similarity.is_none_or(|s| s < hindsight_core::shadow::CHANGE_SHADOW_SIMILARITY) {
                     continue;
                 }
                 let id = id.0;
-                if self.replaced_by(view, records, rules, change, &change_vector)
-                    == Some(older.memory.id)
-                {
+                if self.replaced_by(view, records, rules, change) == Some(older.memory.id) {
                     keep_best(&mut changes, id, relevance * CHANGE_EVIDENCE);
                 }
             }
