@@ -31,6 +31,31 @@ pub(crate) fn log_entry(index: u64) -> [u8; 9] {
     key
 }
 
+/// Key of one piece of a log entry: the entry's key followed by the piece's number. Pieces sort
+/// after their entry's key and before the next entry's, and an entry an older layout stored whole
+/// under its key alone reads back among them.
+pub(crate) fn log_entry_piece(index: u64, piece: u32) -> [u8; 13] {
+    let mut key = [0; 13];
+    key[..9].copy_from_slice(&log_entry(index));
+    key[9..].copy_from_slice(&piece.to_be_bytes());
+    key
+}
+
+/// The last key any entry at or before `index` can have.
+pub(crate) fn log_entry_end(index: u64) -> [u8; 13] {
+    log_entry_piece(index, u32::MAX)
+}
+
+/// The index of the entry a log key (whole or piece) belongs to.
+pub(crate) fn log_index_of(key: &[u8]) -> Option<u64> {
+    match key {
+        [LOG_ENTRY_PREFIX, index @ ..] if index.len() == 8 || index.len() == 12 => {
+            Some(u64::from_be_bytes(index[..8].try_into().ok()?))
+        }
+        _ => None,
+    }
+}
+
 /// Key in the state database's default tree naming the live state generation of a group. Installing
 /// a snapshot loads a new generation beside the live one and then flips this single key.
 pub(crate) fn active_generation(group: u64) -> Vec<u8> {
@@ -140,6 +165,18 @@ mod tests {
         assert!(log_entry(255) < log_entry(256));
         assert!(log_entry(u64::MAX).as_slice() < LOG_VOTE);
         assert!(log_entry(0)[0] == LOG_ENTRY_PREFIX);
+        assert!(log_entry_end(u64::MAX).as_slice() < LOG_VOTE);
+    }
+
+    #[test]
+    fn pieces_sort_between_their_entry_and_the_next() {
+        assert!(log_entry(7).as_slice() < log_entry_piece(7, 0).as_slice());
+        assert!(log_entry_piece(7, 255) < log_entry_piece(7, 256));
+        assert!(log_entry_end(7).as_slice() < log_entry(8).as_slice());
+        assert_eq!(log_index_of(&log_entry(7)), Some(7));
+        assert_eq!(log_index_of(&log_entry_piece(7, 3)), Some(7));
+        assert_eq!(log_index_of(LOG_VOTE), None);
+        assert_eq!(log_index_of(&log_entry(7)[..5]), None);
     }
 
     #[test]

@@ -26,6 +26,15 @@ type Entry = openraft::Entry<TypeConfig>;
 const RECENT_ENTRIES: usize = 1024;
 const RECENT_ENTRIES_BYTES: usize = 16 << 20;
 
+/// An entry is stored in pieces of at most this many bytes, each under its own key.
+///
+/// sled keeps a page whose encoding exceeds a quarter of its segment (128 KiB by default) as a
+/// blob, and its cache then counts only the blob's pointer: such pages never leave memory, so a
+/// log of group-commit entries (often hundreds of KiB each) held every entry written since the
+/// last purge in memory, whatever the cache size. A leaf holds at most 17 keys, so 17 pieces
+/// stay under the blob size and the cache bound holds.
+const PIECE_BYTES: usize = 6 * 1024;
+
 /// The Raft log of one group, in its own sled database so that log fsyncs do not also flush the state
 /// machine's pages.
 ///
@@ -148,21 +157,57 @@ impl LogStore {
     fn last_entry_log_id(&self) -> Result<Option<LogId<u64>>, StoreError> {
         let last = self
             .tree
-            .range(keys::log_entry(0)..=keys::log_entry(u64::MAX))
+            .range(keys::log_entry(0).to_vec()..=keys::log_entry_end(u64::MAX).to_vec())
+            .keys()
             .next_back()
             .transpose()
             .map_err(|e| StoreError::storage("reading the last log entry", e))?;
-        match last {
-            Some((_, bytes)) => Ok(Some(decode::<Entry>("log entry", &bytes)?.log_id)),
-            None => Ok(None),
-        }
+        let Some(index) = last.as_deref().and_then(keys::log_index_of) else {
+            return Ok(None);
+        };
+        let last = read_entries(
+            self.tree
+                .range(keys::log_entry(index).to_vec()..=keys::log_entry_end(index).to_vec()),
+        )?;
+        Ok(last.last().map(|entry| entry.log_id))
     }
 
-    /// Keys of every entry at or after `index`.
+    /// Keys of every entry at or after `index`, all their pieces.
     fn keys_from(&self, index: u64) -> impl Iterator<Item = sled::Result<sled::IVec>> {
         self.tree
-            .range(keys::log_entry(index)..=keys::log_entry(u64::MAX))
+            .range(keys::log_entry(index).to_vec()..=keys::log_entry_end(u64::MAX).to_vec())
             .keys()
+    }
+
+    /// Stores `entries` (encoded in pieces) and flushes them to disk.
+    async fn write_entries(
+        &self,
+        entries: impl IntoIterator<Item = Entry>,
+    ) -> Result<(), StoreError> {
+        let mut batch = Batch::default();
+        let mut appended = Vec::new();
+        for entry in entries {
+            let bytes = encode("log entry", &entry)?;
+            for (piece, part) in bytes.chunks(PIECE_BYTES).enumerate() {
+                let piece = u32::try_from(piece).map_err(|_| {
+                    StoreError::storage("appending log entries", "an entry of over 16 TiB")
+                })?;
+                batch.insert(&keys::log_entry_piece(entry.log_id.index, piece), part);
+            }
+            appended.push((entry, bytes.len()));
+        }
+        crate::sled_gate::exclusively(|| self.tree.apply_batch(batch))
+            .map_err(|e| StoreError::storage("appending log entries", e))?;
+        {
+            let mut recent = self.recent.lock();
+            for (entry, size) in appended {
+                recent.appended(entry, size);
+            }
+        }
+        crate::sled_gate::flush(&self.db)
+            .await
+            .map(drop)
+            .map_err(|e| StoreError::storage("flushing appended log entries", &e))
     }
 
     fn entries<RB: RangeBounds<u64>>(&self, range: RB) -> Result<Vec<Entry>, StoreError> {
@@ -184,18 +229,47 @@ impl LogStore {
             return Ok(held);
         }
         let end = match end {
-            Some(i) => Bound::Excluded(keys::log_entry(i)),
-            None => Bound::Included(keys::log_entry(u64::MAX)),
+            Some(i) => Bound::Excluded(keys::log_entry(i).to_vec()),
+            None => Bound::Included(keys::log_entry_end(u64::MAX).to_vec()),
         };
-        self.tree
-            .range((Bound::Included(keys::log_entry(start)), end))
-            .values()
-            .map(|value| {
-                let bytes = value.map_err(|e| StoreError::storage("reading log entries", e))?;
-                decode("log entry", &bytes)
-            })
-            .collect()
+        read_entries(
+            self.tree
+                .range((Bound::Included(keys::log_entry(start).to_vec()), end)),
+        )
     }
+}
+
+/// Decodes the entries stored under `keys` in order, each joined from its pieces (or whole, as an
+/// older layout stored it).
+fn read_entries(
+    keys: impl Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>>,
+) -> Result<Vec<Entry>, StoreError> {
+    let mut entries = Vec::new();
+    let mut current: Option<(u64, Vec<sled::IVec>)> = None;
+    let finish = |pieces: Vec<sled::IVec>| -> Result<Entry, StoreError> {
+        match pieces.as_slice() {
+            [whole] => decode("log entry", whole),
+            pieces => decode("log entry", &pieces.concat()),
+        }
+    };
+    for item in keys {
+        let (key, value) = item.map_err(|e| StoreError::storage("reading log entries", e))?;
+        let index = keys::log_index_of(&key).ok_or_else(|| {
+            StoreError::storage("reading log entries", "a key that names no entry")
+        })?;
+        match &mut current {
+            Some((at, pieces)) if *at == index => pieces.push(value),
+            _ => {
+                if let Some((_, pieces)) = current.replace((index, vec![value])) {
+                    entries.push(finish(pieces)?);
+                }
+            }
+        }
+    }
+    if let Some((_, pieces)) = current {
+        entries.push(finish(pieces)?);
+    }
+    Ok(entries)
 }
 
 fn logs_err(verb: ErrorVerb) -> impl FnOnce(StoreError) -> StorageError<u64> {
@@ -222,10 +296,11 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         let last_purged_log_id: Option<LogId<u64>> = self
             .read_meta(keys::LOG_LAST_PURGED)
             .map_err(logs_err(ErrorVerb::Read))?;
+        // Entries a purge interrupted by a crash left behind its mark do not count.
         let last_log_id = self
             .last_entry_log_id()
             .map_err(logs_err(ErrorVerb::Read))?
-            .or(last_purged_log_id);
+            .max(last_purged_log_id);
         Ok(LogState {
             last_purged_log_id,
             last_log_id,
@@ -272,33 +347,14 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I: IntoIterator<Item = Entry> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
-        let mut batch = Batch::default();
-        let mut appended = Vec::new();
-        for entry in entries {
-            let bytes = encode("log entry", &entry)
-                .map_err(|e| e.into_raft(ErrorSubject::Log(entry.log_id), ErrorVerb::Write))?;
-            let size = bytes.len();
-            batch.insert(&keys::log_entry(entry.log_id.index), bytes);
-            appended.push((entry, size));
-        }
-        crate::sled_gate::exclusively(|| self.tree.apply_batch(batch))
-            .map_err(|e| StoreError::storage("appending log entries", e))
-            .map_err(logs_err(ErrorVerb::Write))?;
-        {
-            let mut recent = self.recent.lock();
-            for (entry, size) in appended {
-                recent.appended(entry, size);
-            }
-        }
         // Raft may count an entry towards a quorum as soon as the callback fires, so the fsync must
         // come first.
-        match crate::sled_gate::flush(&self.db).await {
-            Ok(_) => {
+        match self.write_entries(entries).await {
+            Ok(()) => {
                 callback.log_io_completed(Ok(()));
                 Ok(())
             }
-            Err(e) => {
-                let error = StoreError::storage("flushing appended log entries", &e);
+            Err(error) => {
                 callback.log_io_completed(Err(io::Error::other(error.to_string())));
                 Err(logs_err(ErrorVerb::Write)(error))
             }
@@ -321,31 +377,46 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn purge(&mut self, log_id: LogId<u64>) -> Result<(), StorageError<u64>> {
-        // The mark and the removals go in one transaction: a crash can never leave entries gone
-        // while the mark still points before them, which would make the log look like it had a hole.
-        let mark = encode("purge mark", &log_id).map_err(logs_err(ErrorVerb::Delete))?;
+        // The mark is flushed before any entry goes, so a crash in between leaves entries behind
+        // the mark (removed by the next purge, never read: reads start after the mark), never a
+        // log that looks like it has a hole. Not one transaction: sled's transactions keep every
+        // value they remove in memory until they commit, which for a purge is the whole log
+        // behind a snapshot.
         self.recent.lock().purged(log_id.index);
-        let mut batch = Batch::default();
-        for key in self
+        self.write_meta(keys::LOG_LAST_PURGED, &log_id)
+            .await
+            .map_err(logs_err(ErrorVerb::Delete))?;
+        let purged = self
             .tree
-            .range(keys::log_entry(0)..=keys::log_entry(log_id.index))
-            .keys()
-        {
+            .range(keys::log_entry(0).to_vec()..=keys::log_entry_end(log_id.index).to_vec())
+            .keys();
+        let mut batch = Batch::default();
+        let mut in_batch = 0;
+        for key in purged {
             let key = key
                 .map_err(|e| StoreError::storage("listing log entries to purge", e))
                 .map_err(logs_err(ErrorVerb::Delete))?;
             batch.remove(key);
+            in_batch += 1;
+            if in_batch == PURGE_BATCH_KEYS {
+                self.remove(std::mem::take(&mut batch))
+                    .map_err(logs_err(ErrorVerb::Delete))?;
+                in_batch = 0;
+            }
         }
-        crate::sled_gate::exclusively(|| {
-            (&self.tree, &self.meta).transaction(|(entries, meta)| {
-                entries.apply_batch(&batch)?;
-                meta.insert(keys::LOG_LAST_PURGED, mark.as_slice())?;
-                Ok::<_, ConflictableTransactionError<()>>(())
-            })
-        })
-        .map_err(|e| StoreError::storage("purging the log", format!("{e:?}")))
-        .map_err(logs_err(ErrorVerb::Delete))?;
+        self.remove(batch).map_err(logs_err(ErrorVerb::Delete))?;
         self.flush().await.map_err(logs_err(ErrorVerb::Delete))
+    }
+}
+
+/// Keys removed per batch when purging, so that writes to other trees wait for sled's gate no
+/// longer than one batch at a time.
+const PURGE_BATCH_KEYS: usize = 4096;
+
+impl LogStore {
+    fn remove(&self, batch: Batch) -> Result<(), StoreError> {
+        crate::sled_gate::exclusively(|| self.tree.apply_batch(batch))
+            .map_err(|e| StoreError::storage("purging the log", e))
     }
 }
 
@@ -433,6 +504,134 @@ mod tests {
         assert_eq!(state.last_log_id, Some(log_id(3, 7)));
         assert!(log.tree.is_empty());
         assert_eq!(log.read_vote().await.unwrap(), Some(vote));
+    }
+
+    /// A normal entry whose command encodes to a little over `bytes`.
+    fn entry_of_about(index: u64, bytes: usize) -> Entry {
+        Entry {
+            log_id: log_id(1, index),
+            payload: EntryPayload::Normal(Arc::new(Command::Forget {
+                id: hindsight_core::MemoryId(index.into()),
+                hard: false,
+                at: Timestamp(0),
+                reason: "r".repeat(bytes),
+            })),
+        }
+    }
+
+    fn reason_len(entry: &Entry) -> usize {
+        match &entry.payload {
+            EntryPayload::Normal(command) => match &**command {
+                Command::Forget { reason, .. } => reason.len(),
+                other => panic!("unexpected command {other:?}"),
+            },
+            other => panic!("unexpected payload {other:?}"),
+        }
+    }
+
+    fn stored_indexes(log: &LogStore) -> BTreeSet<u64> {
+        log.tree
+            .iter()
+            .keys()
+            .map(|k| keys::log_index_of(&k.unwrap()).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn large_entries_are_stored_in_pieces_the_cache_can_count_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || once_unlocked(|| LogStore::open(dir.path(), 0, 1 << 20)).unwrap();
+        let sizes = [10, 100_000, PIECE_BYTES, 300_000, 10];
+        let log = open();
+        log.write_entries(
+            sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &size)| entry_of_about(i as u64 + 1, size)),
+        )
+        .await
+        .unwrap();
+        let stored: Vec<usize> = log.tree.iter().values().map(|v| v.unwrap().len()).collect();
+        assert!(stored.iter().all(|&len| len <= PIECE_BYTES), "{stored:?}");
+        assert!(stored.len() > 60, "{} keys", stored.len());
+        drop(log);
+
+        // Reopened, nothing is held decoded: every read joins the pieces.
+        let mut log = open();
+        let state = log.get_log_state().await.unwrap();
+        assert_eq!(state.last_log_id, Some(log_id(1, 5)));
+        let all = log.try_get_log_entries(1..=5).await.unwrap();
+        let read: Vec<(u64, usize)> = all
+            .iter()
+            .map(|e| (e.log_id.index, reason_len(e)))
+            .collect();
+        let written: Vec<(u64, usize)> = (1..=5).zip(sizes).collect();
+        assert_eq!(read, written);
+        let middle = log.try_get_log_entries(2..4).await.unwrap();
+        assert_eq!(
+            middle.iter().map(|e| e.log_id.index).collect::<Vec<_>>(),
+            [2, 3]
+        );
+
+        // Purging and truncating take every piece of the entries they remove.
+        log.purge(log_id(1, 2)).await.unwrap();
+        assert_eq!(stored_indexes(&log), BTreeSet::from([3, 4, 5]));
+        log.truncate(log_id(1, 4)).await.unwrap();
+        assert_eq!(stored_indexes(&log), BTreeSet::from([3]));
+        let state = log.get_log_state().await.unwrap();
+        assert_eq!(state.last_log_id, Some(log_id(1, 3)));
+        assert_eq!(
+            reason_len(&log.try_get_log_entries(3..).await.unwrap()[0]),
+            PIECE_BYTES
+        );
+    }
+
+    #[tokio::test]
+    async fn entries_a_crash_left_behind_the_purge_mark_do_not_count_and_the_next_purge_takes_them()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = once_unlocked(|| LogStore::open(dir.path(), 0, 1 << 20)).unwrap();
+        log.write_entries((1..=3).map(|i| entry_of_about(i, 20_000)))
+            .await
+            .unwrap();
+        // A purge to 5 wrote its mark, then the node stopped before removing anything.
+        log.write_meta(keys::LOG_LAST_PURGED, &log_id(1, 5))
+            .await
+            .unwrap();
+        let state = log.get_log_state().await.unwrap();
+        assert_eq!(state.last_purged_log_id, Some(log_id(1, 5)));
+        assert_eq!(state.last_log_id, Some(log_id(1, 5)));
+
+        log.write_entries((6..=7).map(|i| entry_of_about(i, 20_000)))
+            .await
+            .unwrap();
+        log.purge(log_id(1, 6)).await.unwrap();
+        assert_eq!(stored_indexes(&log), BTreeSet::from([7]));
+        let state = log.get_log_state().await.unwrap();
+        assert_eq!(state.last_log_id, Some(log_id(1, 7)));
+    }
+
+    #[tokio::test]
+    async fn entries_an_older_layout_stored_whole_read_back_beside_pieces() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = once_unlocked(|| LogStore::open(dir.path(), 0, 1 << 20)).unwrap();
+        let whole = entry_of_about(1, 50_000);
+        log.tree
+            .insert(keys::log_entry(1), encode("entry", &whole).unwrap())
+            .unwrap();
+        log.write_entries([entry_of_about(2, 50_000)])
+            .await
+            .unwrap();
+        let mut log = log;
+        let read = log.try_get_log_entries(1..=2).await.unwrap();
+        assert_eq!(
+            read.iter()
+                .map(|e| (e.log_id.index, reason_len(e)))
+                .collect::<Vec<_>>(),
+            [(1, 50_000), (2, 50_000)]
+        );
+        log.purge(log_id(1, 1)).await.unwrap();
+        assert_eq!(stored_indexes(&log), BTreeSet::from([2]));
     }
 
     #[test]
