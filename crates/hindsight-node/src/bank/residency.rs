@@ -130,7 +130,18 @@ impl HeapCounts {
 /// a positive budget, which would read as "no budget".
 pub fn banks_budget(budget: u64, resident: u64, loaded: u64) -> u64 {
     let outside = resident.saturating_sub(loaded);
-    budget.saturating_sub(outside).max(1)
+    budget
+        .saturating_sub(headroom(budget))
+        .saturating_sub(outside)
+        .max(1)
+}
+
+/// What the banks leave free of the budget for what the node takes between two looks: banks that
+/// writes load, pages of unloaded banks the allocator has not handed back yet. Aiming at the
+/// budget itself kept resident memory a few per cent above it (1,592 MiB of 1,536 after 400,000
+/// memories in 20,000 banks).
+fn headroom(budget: u64) -> u64 {
+    budget / 16
 }
 
 /// Hands the pages unloaded banks freed back to the system: glibc's allocator keeps them
@@ -223,12 +234,13 @@ mod tests {
 
     #[test]
     fn the_banks_get_what_the_rest_of_the_node_leaves_of_the_budget() {
-        // 1,000 resident, 600 of it banks: 400 outside, so banks may hold 600 of a 1,000 budget.
-        assert_eq!(banks_budget(1_000, 1_000, 600), 600);
+        // 1,600 resident, 960 of it banks: 640 outside, so banks may hold 960 of a 1,600 budget,
+        // less the 100 kept free for what comes before the next look.
+        assert_eq!(banks_budget(1_600, 1_600, 960), 860);
         // Outside the banks already over the budget: the banks get (almost) nothing.
-        assert_eq!(banks_budget(1_000, 1_500, 200), 1);
+        assert_eq!(banks_budget(1_600, 2_500, 200), 1);
         // A count above the measured resident memory (pages not touched yet) leaves it all.
-        assert_eq!(banks_budget(1_000, 500, 700), 1_000);
+        assert_eq!(banks_budget(1_600, 500, 700), 1_500);
     }
 
     #[test]
