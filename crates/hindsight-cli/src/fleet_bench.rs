@@ -140,6 +140,15 @@ pub async fn run(args: BenchArgs) -> Result<()> {
             mib(after)
         );
     }
+    if let Some(parts) = hindsight_node::memory_breakdown() {
+        println!(
+            "resident memory after the recalls: {:.1} MiB anonymous, {:.1} MiB file-backed; heap {:.1} MiB in use, {:.1} MiB free in the allocator",
+            mib(parts.anonymous_bytes),
+            mib(parts.file_bytes),
+            mib(parts.heap_in_use_bytes),
+            mib(parts.heap_free_bytes)
+        );
+    }
     println!(
         "store on disk {:.1} MiB ({:.2} KiB per memory)",
         mib(node.status().store_bytes_on_disk),

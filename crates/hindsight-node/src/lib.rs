@@ -3,6 +3,7 @@
 
 pub mod access;
 mod admission;
+pub mod allocator;
 pub mod config;
 pub mod error;
 pub mod types;
@@ -40,5 +41,7 @@ pub use learning::FeedbackReport;
 pub use node::Node;
 pub use partitions::Partitions;
 pub use rate::RateLimitSection;
-pub use telemetry::{describe_metrics, render_bank_metrics, resident_bytes};
+pub use telemetry::{
+    describe_metrics, memory_breakdown, render_bank_metrics, resident_bytes, MemoryBreakdown,
+};
 pub use types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};

@@ -861,6 +861,39 @@ pub fn resident_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Where the process's resident memory is, as the allocator and the kernel see it: what tells a
+/// leak (live heap growing) from fragmentation (heap free but not handed back) when resident
+/// memory outgrows the loaded banks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemoryBreakdown {
+    /// Resident pages backed by files (the embedding model's weights when mapped).
+    pub file_bytes: u64,
+    /// Resident anonymous pages: the heap and the threads' stacks.
+    pub anonymous_bytes: u64,
+    /// Bytes in live allocations.
+    pub heap_in_use_bytes: u64,
+    /// Bytes the allocator holds free (under glibc, part of it may already be handed back).
+    pub heap_free_bytes: u64,
+}
+
+pub fn memory_breakdown() -> Option<MemoryBreakdown> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib = |field: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(field))?;
+        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+    };
+    let mut breakdown = MemoryBreakdown {
+        file_bytes: kib("RssFile:")?,
+        anonymous_bytes: kib("RssAnon:")?,
+        ..MemoryBreakdown::default()
+    };
+    if let Some(heap) = crate::allocator::heap_counts() {
+        breakdown.heap_in_use_bytes = heap.in_use_bytes;
+        breakdown.heap_free_bytes = heap.free_bytes;
+    }
+    Some(breakdown)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -144,16 +144,6 @@ fn headroom(budget: u64) -> u64 {
     budget / 16
 }
 
-/// Hands the pages unloaded banks freed back to the system: glibc's allocator keeps them
-/// otherwise, and the resident memory the budget is measured by would not fall.
-fn return_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim has no preconditions; it only releases free pages of the heaps.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// Looks over the loaded banks every [`LOOK_EVERY`] for as long as the node runs, and has the
 /// supervisor unload what [`plan_unloads`] picks; `on_unload` hears of each (the bank's reviewer
 /// goes with it).
@@ -171,7 +161,7 @@ pub async fn keep_within(
     loop {
         tick.tick().await;
         if std::mem::take(&mut trim_next) {
-            return_freed_memory();
+            crate::allocator::release_freed_memory();
         }
         let handles = registry.handles();
         let residents = counts.residents(&handles);
