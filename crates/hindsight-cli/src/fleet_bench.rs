@@ -141,12 +141,17 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         );
     }
     if let Some(parts) = hindsight_node::memory_breakdown() {
+        let heap = parts.heap.map_or(String::new(), |heap| {
+            format!(
+                "; heap {:.1} MiB in use, {:.1} MiB free in the allocator",
+                mib(heap.in_use_bytes),
+                mib(heap.free_bytes)
+            )
+        });
         println!(
-            "resident memory after the recalls: {:.1} MiB anonymous, {:.1} MiB file-backed; heap {:.1} MiB in use, {:.1} MiB free in the allocator",
+            "resident memory after the recalls: {:.1} MiB anonymous, {:.1} MiB file-backed{heap}",
             mib(parts.anonymous_bytes),
             mib(parts.file_bytes),
-            mib(parts.heap_in_use_bytes),
-            mib(parts.heap_free_bytes)
         );
     }
     println!(

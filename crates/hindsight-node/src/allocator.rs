@@ -27,6 +27,7 @@ pub fn declare_jemalloc_global() {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HeapCounts {
     pub in_use_bytes: u64,
+    /// Under glibc, part of it may already be handed back to the system.
     pub free_bytes: u64,
 }
 

@@ -855,8 +855,15 @@ fn dir_bytes(dir: &Path) -> u64 {
 
 /// The process's resident set size, from /proc (Linux); `None` elsewhere.
 pub fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    status_bytes(
+        &std::fs::read_to_string("/proc/self/status").ok()?,
+        "VmRSS:",
+    )
+}
+
+/// A size field of /proc/self/status (written in kB), in bytes.
+fn status_bytes(status: &str, field: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
@@ -864,34 +871,23 @@ pub fn resident_bytes() -> Option<u64> {
 /// Where the process's resident memory is, as the allocator and the kernel see it: what tells a
 /// leak (live heap growing) from fragmentation (heap free but not handed back) when resident
 /// memory outgrows the loaded banks.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct MemoryBreakdown {
     /// Resident pages backed by files (the embedding model's weights when mapped).
     pub file_bytes: u64,
     /// Resident anonymous pages: the heap and the threads' stacks.
     pub anonymous_bytes: u64,
-    /// Bytes in live allocations.
-    pub heap_in_use_bytes: u64,
-    /// Bytes the allocator holds free (under glibc, part of it may already be handed back).
-    pub heap_free_bytes: u64,
+    /// The allocator's own counts, where it gives them.
+    pub heap: Option<crate::allocator::HeapCounts>,
 }
 
 pub fn memory_breakdown() -> Option<MemoryBreakdown> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kib = |field: &str| -> Option<u64> {
-        let line = status.lines().find(|l| l.starts_with(field))?;
-        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
-    };
-    let mut breakdown = MemoryBreakdown {
-        file_bytes: kib("RssFile:")?,
-        anonymous_bytes: kib("RssAnon:")?,
-        ..MemoryBreakdown::default()
-    };
-    if let Some(heap) = crate::allocator::heap_counts() {
-        breakdown.heap_in_use_bytes = heap.in_use_bytes;
-        breakdown.heap_free_bytes = heap.free_bytes;
-    }
-    Some(breakdown)
+    Some(MemoryBreakdown {
+        file_bytes: status_bytes(&status, "RssFile:")?,
+        anonymous_bytes: status_bytes(&status, "RssAnon:")?,
+        heap: crate::allocator::heap_counts(),
+    })
 }
 
 #[cfg(test)]
