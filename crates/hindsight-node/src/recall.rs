@@ -26,6 +26,12 @@ const ARM_ENTITY: &str = "entity";
 const ARM_TEMPORAL: &str = "temporal";
 /// Procedures, lessons and rules matched by tags and task type (intent `how_to` only).
 const ARM_TASK: &str = "task";
+/// Short-lived state that holds at the query's `as_of` (a meeting until four, a build still
+/// running), for a question about the present moment.
+const ARM_PRESENT: &str = "present";
+/// How far back the present arm looks for state that is still alive; state older than this has
+/// outlived any lifetime the present arm is for.
+const PRESENT_LOOKBACK_MS: [i64; 2] = [7 * 24 * 3_600_000, 24 * 3_600_000];
 /// Memories that name what the best candidates name: the second hop of a question such as "is
 /// the person who owns X around?", whose answer never mentions X.
 const ARM_BRIDGE: &str = "bridge";
@@ -109,6 +115,7 @@ pub async fn recall(
         }
         None => request.query.clone(),
     };
+    let present = hindsight_text::asks_about_present(&request.query);
     let include_archived = request.include_archived;
     let logged_request = request.clone();
     let plan = Arc::new(Plan {
@@ -119,6 +126,7 @@ pub async fn recall(
         as_of,
         now,
         window,
+        present,
         terms: hindsight_text::Analyzer::shared().terms(&text_query),
         entities: hindsight_text::query_entities(&text_query),
         min_relevance: node.config().recall.min_relevance,
@@ -182,6 +190,8 @@ struct Plan {
     as_of: Timestamp,
     now: Timestamp,
     window: Option<(Timestamp, Timestamp)>,
+    /// The query asks about the present moment ([`hindsight_text::asks_about_present`]).
+    present: bool,
     terms: Vec<String>,
     entities: Vec<String>,
     /// Candidates less relevant than this are left out, whatever their confidence.
@@ -218,10 +228,11 @@ struct LexicalHits {
     task: Option<Vec<ArmResult>>,
 }
 
-/// What one bank's semantic and temporal arms found.
+/// What one bank's semantic, temporal and present arms found.
 struct VectorHits {
     semantic: Vec<(u128, f32)>,
     temporal: Option<Vec<ArmResult>>,
+    present: Option<Vec<ArmResult>>,
 }
 
 /// A bank's settings that decide whether recall may return a record.
@@ -344,8 +355,57 @@ impl Plan {
                         )
                     })
                 });
-            VectorHits { semantic, temporal }
+            let present = (self.present && self.arms.temporal).then(|| {
+                telemetry::recall_arm(ARM_PRESENT, || {
+                    self.present_hits(view, records, vectors, visible)
+                })
+            });
+            VectorHits {
+                semantic,
+                temporal,
+                present,
+            }
         })
+    }
+
+    /// The present arm: the bank's short-lived memories (those with an expiry) that are alive at
+    /// `as_of`, closest to the query first. A question about the moment ("can she take a call
+    /// now?") is answered by what holds now, which seldom shares its words ("in the audit
+    /// meeting until four").
+    fn present_hits(
+        &self,
+        view: &BankView,
+        records: &Records,
+        vectors: &QueryVectors,
+        visible: &dyn Fn(u128) -> bool,
+    ) -> Vec<ArmResult> {
+        let as_of = self.as_of.millis();
+        let time = view.index.time();
+        let Some(ids) = PRESENT_LOOKBACK_MS.iter().find_map(|lookback| {
+            time.range_at_most(as_of - lookback, as_of + 1, TEMPORAL_SCORED_MAX)
+        }) else {
+            return vec![];
+        };
+        let stored = view.index.vectors().stored();
+        let mut alive: Vec<ArmResult> = ids
+            .into_iter()
+            .filter_map(|id| {
+                let memory = records.get(&MemoryId(id))?;
+                let expires = memory.expires_at?;
+                if expires <= self.as_of || memory.occurred_at > self.as_of {
+                    return None;
+                }
+                let v = stored.get(id)?;
+                Some((id, dot(v, vectors.for_memory(memory)), 1.0))
+            })
+            .collect();
+        drop(stored);
+        alive.sort_by(|a, b| b.1.total_cmp(&a.1));
+        alive
+            .into_iter()
+            .filter(|hit| visible(hit.0))
+            .take(self.depth())
+            .collect()
     }
 
     /// The temporal arm: the memories of the query's time window, closest to the query first.
@@ -480,6 +540,22 @@ impl Plan {
                             .collect(),
                     ));
                 }
+                if let Some(hits) = by_vector.present {
+                    // What is alive now is evidence like being in the query's time window, and
+                    // says as little when most of the bank is alive.
+                    let share = hits.len() as f32 / view.index.time().len().max(1) as f32;
+                    let base = IN_WINDOW_EVIDENCE * (1.0 - share).clamp(0.0, 1.0);
+                    arms.push((
+                        ARM_PRESENT,
+                        1.0,
+                        hits.into_iter()
+                            .map(|(id, similarity, _)| {
+                                let evidence = base + (1.0 - base) * semantic_quality(similarity);
+                                (id, similarity, evidence)
+                            })
+                            .collect(),
+                    ));
+                }
                 if let Some(hits) = lexical.task {
                     arms.push((ARM_TASK, 1.0, hits));
                 }
@@ -507,7 +583,7 @@ impl Plan {
                             in_window: false,
                         });
                         candidate.evidence.push(weight * quality);
-                        candidate.in_window |= arm == ARM_TEMPORAL;
+                        candidate.in_window |= arm == ARM_TEMPORAL || arm == ARM_PRESENT;
                         candidate.arms.push(ArmHit {
                             arm: arm.to_string(),
                             rank: rank as u32 + 1,

@@ -321,6 +321,64 @@ mod ranking {
         assert!((agent_score - semantic_score(&node, in_voice, noted).await).abs() > 1e-3);
         node.shutdown().await;
     }
+
+    /// "Can she take a call right now?" shares no word with "audit meeting until four, phone
+    /// off", yet that is the answer while it lasts: the present arm brings the short-lived state
+    /// alive at the question's `as_of`, and nothing that has expired or is not yet true.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_question_about_the_present_finds_the_state_alive_at_that_moment() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let name = "a/present";
+        let at = |content: &str, when: &str, ttl_secs: Option<u64>| {
+            let mut request = write(name, content);
+            request.occurred_at = Some(ts(when));
+            if ttl_secs.is_some() {
+                request.kind = Kind::Working;
+                request.ttl_secs = ttl_secs;
+            }
+            request
+        };
+        let alive = "audit meeting with the auditors until four, phone off";
+        let expired = "dentist appointment this morning, back by eleven";
+        for request in [
+            at(
+                "Sunita looks after payroll and the VAT returns",
+                "2026-03-02T09:00:00Z",
+                None,
+            ),
+            at(
+                "Sunita prefers short emails with the figures first",
+                "2026-03-03T09:00:00Z",
+                None,
+            ),
+            at(expired, "2026-03-10T08:00:00Z", Some(3 * 3600)),
+            at(alive, "2026-03-10T13:00:00Z", Some(4 * 3600)),
+        ] {
+            node.write(request).await.unwrap();
+        }
+        let asked = "Can Sunita take a call right now?";
+        let during = recall_ids(&node, &[name], asked, Some(ts("2026-03-10T14:30:00Z"))).await;
+        assert!(during.iter().any(|c| c == alive), "{during:?}");
+        assert!(!during.iter().any(|c| c == expired), "{during:?}");
+        let before = recall_ids(&node, &[name], asked, Some(ts("2026-03-10T12:00:00Z"))).await;
+        assert!(
+            !before.iter().any(|c| c == alive),
+            "not begun yet: {before:?}"
+        );
+        let after = recall_ids(&node, &[name], asked, Some(ts("2026-03-10T18:00:00Z"))).await;
+        assert!(!after.iter().any(|c| c == alive), "over: {after:?}");
+
+        let mut request = RecallRequest::new(vec![bank(name)], asked, 10);
+        request.as_of = Some(ts("2026-03-10T14:30:00Z"));
+        let hits = node.recall(request).await.unwrap().hits;
+        let hit = hits.iter().find(|h| h.memory.content == alive).unwrap();
+        assert!(
+            hit.explain.arms.iter().any(|a| a.arm == "present"),
+            "{hit:#?}"
+        );
+        node.shutdown().await;
+    }
 }
 
 mod lifecycle {

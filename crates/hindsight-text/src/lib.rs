@@ -11,6 +11,7 @@
 //! - [`has_negation`], [`has_change_cue`], [`has_hedge`], [`has_override_cue`]: lexical cues for
 //!   the rules judge and the guard.
 //! - [`extract_slot`]: the (subject, attribute, value) a statement fills, for conflict detection.
+//! - [`asks_about_present`]: a question about the present moment or the next few hours.
 //! - [`in_user_voice`]: a question about "the user" as the user would have asked it.
 //! - [`detect_lang`], [`count_tokens`].
 //!
@@ -35,6 +36,7 @@ mod cues;
 mod entities;
 mod lang;
 mod lexicon;
+mod present;
 mod script;
 mod slot;
 mod stopwords;
@@ -48,6 +50,7 @@ pub use cues::{
 };
 pub use entities::{entity_candidates, extract_entities, query_entities};
 pub use lang::{detect_lang, Lang};
+pub use present::asks_about_present;
 pub use slot::{extract_slot, Slot, USER_SUBJECT};
 pub use stopwords::{is_chinese_stop_word, is_english_stop_word};
 pub use time_expr::{
