@@ -116,6 +116,11 @@ pub async fn recall(
         None => request.query.clone(),
     };
     let present = hindsight_text::asks_about_present(&request.query);
+    let entities = hindsight_text::query_entities(&text_query);
+    let principals: Vec<Vec<String>> = views
+        .iter()
+        .map(|view| principals_named(view, &entities))
+        .collect();
     let include_archived = request.include_archived;
     let logged_request = request.clone();
     let plan = Arc::new(Plan {
@@ -128,7 +133,7 @@ pub async fn recall(
         window,
         present,
         terms: hindsight_text::Analyzer::shared().terms(&text_query),
-        entities: hindsight_text::query_entities(&text_query),
+        entities,
         min_relevance: node.config().recall.min_relevance,
         arms: node.config().recall.arms,
         shadow_alike: node.config().recall.shadow_alike,
@@ -140,7 +145,12 @@ pub async fn recall(
         move || plan.lexical_arms(&views)
     });
 
-    let user_voice = hindsight_text::in_user_voice(&text_query);
+    // The person a bank serves, asked about by name, is asked about as "the user": what they
+    // said themselves is in the first person. Only the comparison with their own words changes.
+    let named: Vec<String> = principals.into_iter().flatten().collect();
+    let asked =
+        hindsight_text::naming_as_user(&text_query, &named).unwrap_or_else(|| text_query.clone());
+    let user_voice = hindsight_text::in_user_voice(&asked);
     let mut texts = vec![text_query];
     texts.extend(user_voice);
     let mut vectors = embedding::embed(&node.context().embedder, texts)
@@ -1185,4 +1195,49 @@ fn flags(candidate: &Candidate, relevance: f32) -> Vec<String> {
         flags.push("uncorroborated".to_string());
     }
     flags
+}
+
+/// A bank whose memories name someone this often serves that person, when the agent's own notes
+/// name them too ("Drafted a note for Lucy's client") and tools' records are not most of what
+/// names them (a host, a product, a currency): what that person said is in the first person.
+const PRINCIPAL_SHARE: f32 = 0.1;
+/// ...when at least this many memories name them.
+const PRINCIPAL_MIN_MEMORIES: usize = 3;
+/// Memories naming an entity looked at, at most, to tell whether it is the principal.
+const PRINCIPAL_SCAN: usize = 5_000;
+
+/// The query's entities that name the person `view`'s bank serves (see [`PRINCIPAL_SHARE`]).
+/// Asked about by name, that person answers in the first person.
+fn principals_named(view: &BankView, entities: &[String]) -> Vec<String> {
+    let total = view.index.time().len();
+    if total == 0 || entities.is_empty() {
+        return vec![];
+    }
+    let needed = PRINCIPAL_MIN_MEMORIES.max((PRINCIPAL_SHARE * total as f32).ceil() as usize);
+    view.with_records(|records| {
+        entities
+            .iter()
+            .filter(|entity| {
+                let naming = view.index.entities().memories_of(entity);
+                if naming.len() < needed {
+                    return false;
+                }
+                let (mut agent, mut tool, mut seen) = (0usize, 0usize, 0usize);
+                for memory in naming
+                    .iter()
+                    .take(PRINCIPAL_SCAN)
+                    .filter_map(|id| records.get(&MemoryId(*id)))
+                {
+                    seen += 1;
+                    match memory.provenance.source {
+                        SourceKind::Agent => agent += 1,
+                        SourceKind::Tool => tool += 1,
+                        _ => {}
+                    }
+                }
+                agent > 0 && 2 * tool < seen
+            })
+            .cloned()
+            .collect()
+    })
 }

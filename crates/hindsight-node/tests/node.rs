@@ -322,6 +322,61 @@ mod ranking {
         node.shutdown().await;
     }
 
+    /// An agent asks about the person it serves by name ("What is Lucy's favourite drink?"),
+    /// while what that person said is in the first person: recall compares their own statements
+    /// with the question as they would have asked it. Whom a bank serves is read from it: the
+    /// agent's notes name them, tools' records are not most of what does.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_person_a_bank_serves_asked_about_by_name_meets_their_own_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = Node::start(config(dir.path())).await.unwrap();
+        let said = "My favourite drink is jasmine tea";
+        let score = |bank_name: &'static str, query: &'static str| {
+            let node = &node;
+            async move {
+                let hits = node
+                    .recall(RecallRequest::new(vec![bank(bank_name)], query, 10))
+                    .await
+                    .unwrap()
+                    .hits;
+                let hit = hits.iter().find(|h| h.memory.content == said).unwrap();
+                hit.explain
+                    .arms
+                    .iter()
+                    .find(|a| a.arm == "semantic")
+                    .unwrap()
+                    .score
+            }
+        };
+        let by = |source: SourceKind, bank_name: &str, content: &str| {
+            let mut request = write(bank_name, content);
+            request.provenance = Provenance::from_source(source);
+            request
+        };
+        for (bank_name, notes_by) in [
+            ("a/serves", SourceKind::Agent),
+            ("a/tracks", SourceKind::Tool),
+        ] {
+            node.write(write(bank_name, said)).await.unwrap();
+            for note in [
+                "Booked a table at the noodle bar for Lucy on Friday",
+                "Drafted a reply for Lucy to the landlord about the boiler",
+                "Sent the bus times for the airport to Lucy",
+            ] {
+                node.write(by(notes_by, bank_name, note)).await.unwrap();
+            }
+        }
+        let asked = "What is Lucy's favourite drink?";
+        let in_voice = "What is my favourite drink?";
+        // The bank the agent keeps for Lucy: her words meet the question in her voice...
+        let served = score("a/serves", asked).await;
+        assert!((served - score("a/serves", in_voice).await).abs() < 1e-5);
+        // ...not in a bank where only a tool's records name her.
+        let tracked = score("a/tracks", asked).await;
+        assert!((tracked - score("a/tracks", in_voice).await).abs() > 1e-3);
+        node.shutdown().await;
+    }
+
     /// "Can she take a call right now?" shares no word with "audit meeting until four, phone
     /// off", yet that is the answer while it lasts: the present arm brings the short-lived state
     /// alive at the question's `as_of`, and nothing that has expired or is not yet true.

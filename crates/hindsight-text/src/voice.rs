@@ -25,6 +25,47 @@ static ENGLISH_USER: LazyLock<Regex> = LazyLock::new(|| {
 static CHINESE_USER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?:该|这位|这个)?用户").expect("valid pattern"));
 
+/// The question with the person a bank belongs to, named by `names` (entity keys such as "lucy"
+/// or "林晓"), called "the user" ("用户"), as an agent asks about its principal; `None` when it
+/// names none of them. [`in_user_voice`] then rephrases it as the user would have said it.
+///
+/// ```
+/// use hindsight_text::{in_user_voice, naming_as_user};
+/// let asked = naming_as_user("Any dietary needs for Lucy's birthday?", &["lucy".into()]).unwrap();
+/// assert_eq!(asked, "Any dietary needs for the user's birthday?");
+/// assert_eq!(in_user_voice(&asked).unwrap(), "Any dietary needs for my birthday?");
+/// assert_eq!(naming_as_user("给林晓约个会", &["林晓".into()]).unwrap(), "给用户约个会");
+/// assert_eq!(naming_as_user("Book a room for Marta", &["lucy".into()]), None);
+/// ```
+pub fn naming_as_user(query: &str, names: &[String]) -> Option<String> {
+    let mut text = query.to_string();
+    let mut changed = false;
+    for name in names.iter().filter(|n| !n.trim().is_empty()) {
+        if name.is_ascii() {
+            let words: Vec<String> = name.split_whitespace().map(regex::escape).collect();
+            let pattern = format!(r"(?i)\b{}(?P<poss>'s|s')?\b", words.join(r"\s+"));
+            let Ok(re) = Regex::new(&pattern) else {
+                continue;
+            };
+            let replaced = re.replace_all(&text, |c: &Captures| {
+                if c.name("poss").is_some() {
+                    "the user's"
+                } else {
+                    "the user"
+                }
+            });
+            if replaced != text {
+                changed = true;
+                text = replaced.into_owned();
+            }
+        } else if text.contains(name.as_str()) {
+            changed = true;
+            text = text.replace(name.as_str(), "用户");
+        }
+    }
+    changed.then_some(text)
+}
+
 /// The question rephrased in the user's own voice, or `None` when it does not speak of the user.
 ///
 /// ```
