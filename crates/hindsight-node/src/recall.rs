@@ -133,6 +133,16 @@ pub async fn recall(
         window,
         present,
         terms: hindsight_text::Analyzer::shared().terms(&text_query),
+        singling_out: principals
+            .iter()
+            .map(|named| {
+                entities
+                    .iter()
+                    .filter(|e| !named.contains(e))
+                    .cloned()
+                    .collect()
+            })
+            .collect(),
         entities,
         min_relevance: node.config().recall.min_relevance,
         arms: node.config().recall.arms,
@@ -204,6 +214,9 @@ struct Plan {
     present: bool,
     terms: Vec<String>,
     entities: Vec<String>,
+    /// For each bank of the request, the query's entities the entity arm searches: all but the
+    /// person the bank serves, whom every memory of it is about.
+    singling_out: Vec<Vec<String>>,
     /// Candidates less relevant than this are left out, whatever their confidence.
     min_relevance: f32,
     /// The arms this node runs.
@@ -300,18 +313,19 @@ impl Plan {
     fn each_bank<T>(
         &self,
         views: &[Arc<BankView>],
-        search: impl Fn(&BankView, &Records, &dyn Fn(u128) -> bool) -> T,
+        search: impl Fn(usize, &BankView, &Records, &dyn Fn(u128) -> bool) -> T,
     ) -> Vec<T> {
         views
             .iter()
             .zip(&self.configs)
-            .map(|(view, config)| {
+            .enumerate()
+            .map(|(bank, (view, config))| {
                 let rules = self.visibility(config);
                 view.with_records(|records| {
                     let visible = |id: u128| -> bool {
                         self.stand_in(records, MemoryId(id), rules).is_some()
                     };
-                    search(view, records, &visible)
+                    search(bank, view, records, &visible)
                 })
             })
             .collect()
@@ -320,17 +334,17 @@ impl Plan {
     /// The arms that search by words, entities and tags, bank by bank.
     fn lexical_arms(&self, views: &[Arc<BankView>]) -> Vec<LexicalHits> {
         let depth = self.depth();
-        self.each_bank(views, |view, records, visible| LexicalHits {
+        self.each_bank(views, |bank, view, records, visible| LexicalHits {
             keyword: (self.arms.keyword && !self.terms.is_empty()).then(|| {
                 telemetry::recall_arm(ARM_KEYWORD, || {
                     view.index.bm25().search(&self.terms, depth, visible)
                 })
             }),
-            entity: (self.arms.entity && !self.entities.is_empty()).then(|| {
+            entity: (self.arms.entity && !self.singling_out[bank].is_empty()).then(|| {
                 telemetry::recall_arm(ARM_ENTITY, || {
                     view.index
                         .entities()
-                        .search(&self.entities, 2, depth, visible)
+                        .search(&self.singling_out[bank], 2, depth, visible)
                 })
             }),
             task: self.profile.wants_task_arm().then(|| {
@@ -342,7 +356,7 @@ impl Plan {
     /// The arms that search by the query's embedding, bank by bank.
     fn vector_arms(&self, views: &[Arc<BankView>], vectors: &QueryVectors) -> Vec<VectorHits> {
         let depth = self.depth();
-        self.each_bank(views, |view, records, visible| {
+        self.each_bank(views, |_, view, records, visible| {
             let semantic = if self.arms.semantic {
                 telemetry::recall_arm(ARM_SEMANTIC, || {
                     self.semantic_hits(view, records, vectors, depth, visible)
@@ -523,7 +537,7 @@ impl Plan {
                     let best = view
                         .index
                         .entities()
-                        .best_possible(&self.entities)
+                        .best_possible(&self.singling_out[bank])
                         .max(f32::EPSILON);
                     arms.push((
                         ARM_ENTITY,
@@ -1206,8 +1220,9 @@ const PRINCIPAL_MIN_MEMORIES: usize = 3;
 /// Memories naming an entity looked at, at most, to tell whether it is the principal.
 const PRINCIPAL_SCAN: usize = 5_000;
 
-/// The query's entities that name the person `view`'s bank serves (see [`PRINCIPAL_SHARE`]).
-/// Asked about by name, that person answers in the first person.
+/// The query's entities that name the person `view`'s bank serves: the name they introduced
+/// themselves by, or one named as [`PRINCIPAL_SHARE`] says. Asked about by name, that person
+/// answers in the first person.
 fn principals_named(view: &BankView, entities: &[String]) -> Vec<String> {
     let total = view.index.time().len();
     if total == 0 || entities.is_empty() {
@@ -1219,6 +1234,18 @@ fn principals_named(view: &BankView, entities: &[String]) -> Vec<String> {
             .iter()
             .filter(|entity| {
                 let naming = view.index.entities().memories_of(entity);
+                // The user introduced themselves by that name ("I'm Lucy", "我是财务林晓").
+                let introduced = naming
+                    .iter()
+                    .take(PRINCIPAL_SCAN)
+                    .filter_map(|id| records.get(&MemoryId(*id)))
+                    .any(|m| {
+                        m.provenance.source == SourceKind::User
+                            && hindsight_text::introduces_self_as(&m.content, entity)
+                    });
+                if introduced {
+                    return true;
+                }
                 if naming.len() < needed {
                     return false;
                 }

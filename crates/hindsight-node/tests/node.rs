@@ -374,6 +374,21 @@ mod ranking {
         // ...not in a bank where only a tool's records name her.
         let tracked = score("a/tracks", asked).await;
         assert!((tracked - score("a/tracks", in_voice).await).abs() > 1e-3);
+        // Every memory of her bank is about her: her name singles none out.
+        let entity_hits = |bank_name: &'static str| {
+            let node = &node;
+            async move {
+                node.recall(RecallRequest::new(vec![bank(bank_name)], asked, 10))
+                    .await
+                    .unwrap()
+                    .hits
+                    .iter()
+                    .filter(|h| h.explain.arms.iter().any(|a| a.arm == "entity"))
+                    .count()
+            }
+        };
+        assert_eq!(entity_hits("a/serves").await, 0);
+        assert_eq!(entity_hits("a/tracks").await, 3);
         node.shutdown().await;
     }
 

@@ -66,6 +66,48 @@ pub fn naming_as_user(query: &str, names: &[String]) -> Option<String> {
     changed.then_some(text)
 }
 
+/// Whether `text`, said by the user, introduces them as `name` (an entity key such as "lucy" or
+/// "林晓"): "I'm Lucy", "my name is Lucy", "call me Lucy", "Lucy here", "我是财务林晓", "我叫林晓",
+/// "叫我林晓就行".
+///
+/// ```
+/// use hindsight_text::introduces_self_as;
+/// assert!(introduces_self_as("Hi, I'm Dana Reyes, I run the front desk", "dana reyes"));
+/// assert!(introduces_self_as("Marek here, night shift lead", "marek"));
+/// assert!(introduces_self_as("我是研发部的周宁，负责后端", "周宁"));
+/// assert!(!introduces_self_as("Please send the draft to Dana", "dana"));
+/// assert!(!introduces_self_as("周宁说下周要出差", "周宁"));
+/// assert!(!introduces_self_as("我跟老板说了，周宁下周出差", "周宁"));
+/// ```
+pub fn introduces_self_as(text: &str, name: &str) -> bool {
+    let name = name.trim();
+    if name.is_empty() {
+        return false;
+    }
+    if name.is_ascii() {
+        let words: Vec<String> = name.split_whitespace().map(regex::escape).collect();
+        let name = words.join(r"\s+");
+        let pattern = format!(
+            r"(?i)\b(?:i'm|i am|im|my name is|my name's|name's|call me|this is)\s+{name}\b|(?:^|[.!?,;:]\s*){name}\s+here\b"
+        );
+        return Regex::new(&pattern).is_ok_and(|re| re.is_match(text));
+    }
+    // The clause that names them says "I am" or "I am called" before the name.
+    let clauses: Vec<&str> = text
+        .split(|c: char| "，,。；;！!？?\n".contains(c))
+        .collect();
+    clauses.iter().enumerate().any(|(i, clause)| {
+        let Some(at) = clause.find(name) else {
+            return false;
+        };
+        let before = &clause[..at];
+        let introduces = |s: &str| s.contains("我是") || s.contains("我叫") || s.contains("叫我");
+        // "我带客服组，吴倩": the name alone, after a clause about the speaker.
+        let alone = clause.trim() == name && i > 0 && clauses[i - 1].trim_start().starts_with('我');
+        introduces(before) || alone
+    })
+}
+
 /// The question rephrased in the user's own voice, or `None` when it does not speak of the user.
 ///
 /// ```
