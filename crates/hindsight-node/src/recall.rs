@@ -10,7 +10,7 @@ use hindsight_core::intent::{self, IntentProfile};
 use hindsight_core::recall::{ArmHit, Explain, RecallHit, RecallRequest, RecallResponse};
 use hindsight_core::retrieval::RecallId;
 use hindsight_core::scoring::{combine_evidence, freshness, lifecycle_score, WEAK_RELEVANCE};
-use hindsight_core::shadow::{shadowed, Found};
+use hindsight_core::shadow::{self, shadowed, Found};
 use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
 
 use crate::bank::changes::{announces_change, is_user_statement};
@@ -810,7 +810,8 @@ impl Plan {
     }
 
     /// The user's earlier statement closest to `candidate`'s in its bank: what a statement
-    /// announcing a change replaces, when recall may still return it.
+    /// announcing a change replaces, when recall may still return it, and when it is close
+    /// enough or clearly the closest (see [`shadow::CHANGE_MIN_SIMILARITY`]).
     fn nearest_older_statement(&self, view: &BankView, candidate: &Candidate) -> Option<MemoryId> {
         if !view.index.vectors().searches_quickly() {
             return None;
@@ -841,8 +842,13 @@ impl Plan {
         let replaced = view.replaced_by_change(newer, || {
             let vectors = view.index.vectors();
             let vector = vectors.get(newer.id.0)?;
-            let nearest = vectors.search(&vector, 1, &older).ok()?;
-            Some(MemoryId(nearest.first()?.0))
+            let nearest = vectors.search(&vector, 2, &older).ok()?;
+            let &(id, closest) = nearest.first()?;
+            let runner_up = nearest.get(1).map_or(0.0, |hit| hit.1);
+            let decisive = closest >= shadow::CHANGE_SHADOW_SIMILARITY
+                || (closest >= shadow::CHANGE_MIN_SIMILARITY
+                    && closest - runner_up >= shadow::CHANGE_MARGIN);
+            decisive.then_some(MemoryId(id))
         })?;
         let replaced = records.get(&replaced)?;
         self.status_if_visible(replaced, rules)
@@ -888,7 +894,7 @@ impl Plan {
                     continue;
                 }
                 let similarity = vectors.similarity(id.0, &vector).ok().flatten();
-                if similarity.is_none_or(|s| s < hindsight_core::shadow::CHANGE_SHADOW_SIMILARITY) {
+                if similarity.is_none_or(|s| s < shadow::CHANGE_MIN_SIMILARITY) {
                     continue;
                 }
                 let id = id.0;
