@@ -1255,22 +1255,37 @@ fn principals_named(view: &BankView, entities: &[String]) -> Vec<String> {
                 if naming.len() < needed {
                     return false;
                 }
-                let (mut agent, mut tool, mut seen) = (0usize, 0usize, 0usize);
+                let (mut agent, mut tool, mut labelled, mut seen) =
+                    (0usize, 0usize, 0usize, 0usize);
                 for memory in naming
                     .iter()
                     .take(PRINCIPAL_SCAN)
                     .filter_map(|id| records.get(&MemoryId(*id)))
                 {
                     seen += 1;
+                    if memory.provenance.source == SourceKind::Agent
+                        && speaks_as(&memory.content, entity)
+                    {
+                        labelled += 1;
+                    }
                     match memory.provenance.source {
                         SourceKind::Agent => agent += 1,
                         SourceKind::Tool => tool += 1,
                         _ => {}
                     }
                 }
-                agent > 0 && 2 * tool < seen
+                // The label of the agent's own turns in a chat ("Assistant: …") names the agent.
+                agent > 0 && 2 * tool < seen && 2 * labelled < seen
             })
             .cloned()
             .collect()
     })
+}
+
+/// Whether `content` is a turn of a transcript that `name` (an entity key) speaks: "Maya: …".
+fn speaks_as(content: &str, name: &str) -> bool {
+    match content.find([':', '：']) {
+        Some(at) if at <= name.len() + 8 => content[..at].trim().to_lowercase() == name,
+        _ => false,
+    }
 }
