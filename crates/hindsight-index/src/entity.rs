@@ -225,6 +225,19 @@ impl EntityIndex {
             .unwrap_or_default()
     }
 
+    /// How many memories mention `entity`, and at most `max` of them (unordered).
+    pub fn some_memories_of(&self, entity: &str, max: usize) -> (usize, Vec<u128>) {
+        let st = self.inner.read();
+        st.entity_ids
+            .get(entity)
+            .map(|&e| {
+                let postings = &st.postings[e as usize];
+                let some = postings.iter().take(max).map(|&m| st.mem_id(m)).collect();
+                (postings.len(), some)
+            })
+            .unwrap_or_default()
+    }
+
     /// Memories mentioning `entity` (unordered).
     pub fn memories_of(&self, entity: &str) -> Vec<u128> {
         let st = self.inner.read();

@@ -1224,7 +1224,7 @@ const PRINCIPAL_SHARE: f32 = 0.1;
 /// ...when at least this many memories name them.
 const PRINCIPAL_MIN_MEMORIES: usize = 3;
 /// Memories naming an entity looked at, at most, to tell whether it is the principal.
-const PRINCIPAL_SCAN: usize = 5_000;
+const PRINCIPAL_SAMPLE: usize = 256;
 
 /// The query's entities that name the person `view`'s bank serves: the name they introduced
 /// themselves by, or one named as [`PRINCIPAL_SHARE`] says. Asked about by name, that person
@@ -1239,29 +1239,28 @@ fn principals_named(view: &BankView, entities: &[String]) -> Vec<String> {
         entities
             .iter()
             .filter(|entity| {
-                let naming = view.index.entities().memories_of(entity);
-                // The user introduced themselves by that name ("I'm Lucy", "我是财务林晓").
-                let introduced = naming
+                // A sample is enough to tell, and keeps a common entity of a large bank cheap.
+                let (count, naming) = view
+                    .index
+                    .entities()
+                    .some_memories_of(entity, PRINCIPAL_SAMPLE);
+                let naming: Vec<&Memory> = naming
                     .iter()
-                    .take(PRINCIPAL_SCAN)
-                    .filter_map(|id| records.get(&MemoryId(*id)))
-                    .any(|m| {
-                        m.provenance.source == SourceKind::User
-                            && hindsight_text::introduces_self_as(&m.content, entity)
-                    });
-                if introduced {
+                    .filter_map(|id| records.get(&MemoryId(*id)).map(|m| m.as_ref()))
+                    .collect();
+                // The user introduced themselves by that name ("I'm Lucy", "我是财务林晓").
+                let introduction = hindsight_text::SelfIntroduction::new(entity);
+                if naming.iter().any(|m| {
+                    m.provenance.source == SourceKind::User && introduction.in_text(&m.content)
+                }) {
                     return true;
                 }
-                if naming.len() < needed {
+                if count < needed {
                     return false;
                 }
                 let (mut agent, mut tool, mut labelled, mut seen) =
                     (0usize, 0usize, 0usize, 0usize);
-                for memory in naming
-                    .iter()
-                    .take(PRINCIPAL_SCAN)
-                    .filter_map(|id| records.get(&MemoryId(*id)))
-                {
+                for memory in naming {
                     seen += 1;
                     if memory.provenance.source == SourceKind::Agent
                         && speaks_as(&memory.content, entity)

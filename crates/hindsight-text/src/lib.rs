@@ -58,7 +58,7 @@ pub use time_expr::{
     strip_time_expr, TimeWindow,
 };
 pub use tokens::{count_tokens, truncate_to_tokens, warm_up_tokenizer};
-pub use voice::{in_user_voice, introduces_self_as, naming_as_user};
+pub use voice::{in_user_voice, naming_as_user, SelfIntroduction};
 
 /// Builds the segmenter, the tokenizer and the pattern tables now (a few hundred milliseconds),
 /// so that the first request does not pay for them.
