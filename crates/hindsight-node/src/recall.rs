@@ -845,9 +845,20 @@ impl Plan {
             let nearest = vectors.search(&vector, 2, &older).ok()?;
             let &(id, closest) = nearest.first()?;
             let runner_up = nearest.get(1).map_or(0.0, |hit| hit.1);
+            // Far from everything the user said before, a change may be about something new:
+            // the nearest statement is what it replaces only if nothing says they are about
+            // different things (two values of different kinds).
+            let same_kind = || match (
+                &newer.slot,
+                records.get(&MemoryId(id)).and_then(|m| m.slot.as_ref()),
+            ) {
+                (Some(new), Some(old)) => new.attribute == old.attribute,
+                _ => true,
+            };
             let decisive = closest >= shadow::CHANGE_SHADOW_SIMILARITY
                 || (closest >= shadow::CHANGE_MIN_SIMILARITY
-                    && closest - runner_up >= shadow::CHANGE_MARGIN);
+                    && closest - runner_up >= shadow::CHANGE_MARGIN
+                    && same_kind());
             decisive.then_some(MemoryId(id))
         })?;
         let replaced = records.get(&replaced)?;
