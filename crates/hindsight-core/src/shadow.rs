@@ -43,6 +43,11 @@ pub const GUESS_SHADOW_SIMILARITY: f32 = 0.30;
 /// lower; a floor of 0.15 sliding to 0.08 with the similarity cost single_hop en two queries.
 pub const SHADOW_MIN_RELEVANCE: f32 = 0.08;
 
+/// [`SHADOW_MIN_RELEVANCE`] when the statement that yields is the agent's guess, as it was for all
+/// statements before the sliding rule: the agent's notes are often short sentences about the user
+/// that resemble each other and the user's words whatever they say.
+pub const GUESS_MIN_RELEVANCE: f32 = 0.15;
+
 /// How much more of the query's wording (the keyword arm's evidence) a statement must hold than
 /// its rival to stand beside it: the question names what sets it apart.
 pub const SPECIFIC_WORDING: f32 = 0.3;
@@ -261,10 +266,16 @@ fn answers_alike(winner: &Found, loser: &Found, similarity: f32) -> bool {
     // needs to find them: at the rewording bar, not at all.
     let closeness = ((similarity - SHADOW_SIMILARITY) / (REWORDING_SIMILARITY - SHADOW_SIMILARITY))
         .clamp(0.0, 1.0);
+    // A guess yields to a statement of the user's about the same thing only where the question
+    // finds both clearly: "the user is vegetarian", noted by the agent, is no guess about the
+    // user's timezone however alike two short sentences about the user are.
+    if is_guess(loser.memory) {
+        return weak >= GUESS_MIN_RELEVANCE;
+    }
     if weak < SHADOW_MIN_RELEVANCE {
         return false;
     }
-    is_guess(loser.memory) || weak >= SHADOW_RELATIVE * (1.0 - closeness) * strong
+    weak >= SHADOW_RELATIVE * (1.0 - closeness) * strong
 }
 
 fn is_guess(m: &Memory) -> bool {
