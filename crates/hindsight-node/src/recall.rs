@@ -410,25 +410,43 @@ impl Plan {
         }) else {
             return vec![];
         };
+        let alive = |memory: &Memory| {
+            memory
+                .expires_at
+                .is_some_and(|expires| expires > self.as_of && memory.occurred_at <= self.as_of)
+        };
+        self.closest_of(ids, view, records, vectors, &alive, visible, self.depth())
+    }
+
+    /// Those of `ids` that `keep` accepts, scored against the query, closest first, visible, at
+    /// most `depth`. A stable sort, then the costly visibility check on the best first: the same
+    /// hits as checking every one of them.
+    #[allow(clippy::too_many_arguments)]
+    fn closest_of(
+        &self,
+        ids: Vec<u128>,
+        view: &BankView,
+        records: &Records,
+        vectors: &QueryVectors,
+        keep: &dyn Fn(&Memory) -> bool,
+        visible: &dyn Fn(u128) -> bool,
+        depth: usize,
+    ) -> Vec<ArmResult> {
         let stored = view.index.vectors().stored();
-        let mut alive: Vec<ArmResult> = ids
+        let mut scored: Vec<ArmResult> = ids
             .into_iter()
             .filter_map(|id| {
-                let memory = records.get(&MemoryId(id))?;
-                let expires = memory.expires_at?;
-                if expires <= self.as_of || memory.occurred_at > self.as_of {
-                    return None;
-                }
+                let memory = records.get(&MemoryId(id)).filter(|m| keep(m))?;
                 let v = stored.get(id)?;
                 Some((id, dot(v, vectors.for_memory(memory)), 1.0))
             })
             .collect();
         drop(stored);
-        alive.sort_by(|a, b| b.1.total_cmp(&a.1));
-        alive
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored
             .into_iter()
             .filter(|hit| visible(hit.0))
-            .take(self.depth())
+            .take(depth)
             .collect()
     }
 
@@ -463,24 +481,7 @@ impl Plan {
                 .map(|(id, similarity)| (id, similarity, 1.0))
                 .collect();
         };
-        let stored = view.index.vectors().stored();
-        let mut in_window: Vec<ArmResult> = ids
-            .into_iter()
-            .filter_map(|id| {
-                let memory = records.get(&MemoryId(id))?;
-                let v = stored.get(id)?;
-                Some((id, dot(v, vectors.for_memory(memory)), 1.0))
-            })
-            .collect();
-        drop(stored);
-        // A stable sort, then the costly visibility check on the best first: the same hits as
-        // checking every memory of a wide window.
-        in_window.sort_by(|a, b| b.1.total_cmp(&a.1));
-        in_window
-            .into_iter()
-            .filter(|hit| visible(hit.0))
-            .take(depth)
-            .collect()
+        self.closest_of(ids, view, records, vectors, &|_| true, visible, depth)
     }
 
     /// Every arm's evidence fused into relevance, the floor, lifecycle scoring, collapse and budget.
@@ -553,32 +554,13 @@ impl Plan {
                     let share = self.window.map_or(1.0, |(start, end)| {
                         view.index.time().share_within(start.millis(), end.millis())
                     });
-                    let base = IN_WINDOW_EVIDENCE * (1.0 - share).clamp(0.0, 1.0);
-                    let in_window =
-                        |similarity: f32| base + (1.0 - base) * semantic_quality(similarity);
-                    arms.push((
-                        ARM_TEMPORAL,
-                        1.0,
-                        hits.into_iter()
-                            .map(|(id, similarity, _)| (id, similarity, in_window(similarity)))
-                            .collect(),
-                    ));
+                    arms.push((ARM_TEMPORAL, 1.0, in_window_evidence(hits, share)));
                 }
                 if let Some(hits) = by_vector.present {
                     // What is alive now is evidence like being in the query's time window, and
                     // says as little when most of the bank is alive.
                     let share = hits.len() as f32 / view.index.time().len().max(1) as f32;
-                    let base = IN_WINDOW_EVIDENCE * (1.0 - share).clamp(0.0, 1.0);
-                    arms.push((
-                        ARM_PRESENT,
-                        1.0,
-                        hits.into_iter()
-                            .map(|(id, similarity, _)| {
-                                let evidence = base + (1.0 - base) * semantic_quality(similarity);
-                                (id, similarity, evidence)
-                            })
-                            .collect(),
-                    ));
+                    arms.push((ARM_PRESENT, 1.0, in_window_evidence(hits, share)));
                 }
                 if let Some(hits) = lexical.task {
                     arms.push((ARM_TASK, 1.0, hits));
@@ -1138,6 +1120,22 @@ fn bridged(
 }
 
 /// Keeps the strongest of the evidence an arm found for `id` by several routes.
+/// Evidence of hits inside a time window (or alive at the query's moment) that holds `share` of
+/// the bank: [`IN_WINDOW_EVIDENCE`] for being there, less the more of the bank is, plus the rest
+/// by similarity to the query.
+fn in_window_evidence(hits: Vec<ArmResult>, share: f32) -> Vec<ArmResult> {
+    let base = IN_WINDOW_EVIDENCE * (1.0 - share).clamp(0.0, 1.0);
+    hits.into_iter()
+        .map(|(id, similarity, _)| {
+            (
+                id,
+                similarity,
+                base + (1.0 - base) * semantic_quality(similarity),
+            )
+        })
+        .collect()
+}
+
 fn keep_best(evidence: &mut HashMap<u128, f32>, id: u128, found: f32) {
     let best = evidence.entry(id).or_insert(0.0);
     *best = best.max(found);
