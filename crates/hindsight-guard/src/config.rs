@@ -35,6 +35,11 @@ pub struct GuardConfig {
     pub trust: TrustTiers,
     /// Longest excerpt kept in a flag, in characters.
     pub excerpt_chars: usize,
+    /// How close (cosine of the embedder's vectors) a permission from a lesser voice must be to a
+    /// standing rule of the principal to be held as weakening it. Unrelated texts of the default
+    /// embedder sit around 0.1 to 0.2; a rule and a text granting leave against it, worded
+    /// apart, mostly 0.3 to 0.6. Above 1 disables the check.
+    pub rule_relaxing_similarity: f32,
 }
 
 impl Default for GuardConfig {
@@ -49,6 +54,7 @@ impl Default for GuardConfig {
             sensitive_topics: defaults::sensitive_topics(),
             trust: TrustTiers::default(),
             excerpt_chars: 80,
+            rule_relaxing_similarity: 0.30,
         }
     }
 }

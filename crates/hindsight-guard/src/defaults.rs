@@ -122,6 +122,36 @@ pub(crate) fn fragments() -> BTreeMap<String, String> {
             "negator_zh",
             r"不要|不能|不得|不可|不该|不应|别|禁止|切勿|严禁|绝不|决不|不准|不许|请勿|从不",
         ),
+        // The modal words of a standing rule and of leave against it (`rule_relaxing.rs`). They
+        // name no topic: a permission counts only against a close rule of the principal.
+        (
+            "permission",
+            r"\bno\s+need\s+(?:to|for)\b|\bneedn['’]?t\b|\b(?:don['’]?t|doesn['’]?t|do\s+not|does\s+not|won['’]?t|will\s+not)\s+(?:need|have)\s+to\b|\b(?:is|are)\s+(?:not|no\s+longer)\s+(?:required|needed|necessary|mandatory)\b|\bnot\s+required\b|\bno\s+longer\s+(?:needs?|requires?|required|needed|necessary|mandatory|applies|apply|valid|in\s+force|enforced)\b|\boptional\b|\b(?:skip|skipping|bypass|bypassing|waive|waived|waiving)\b|\bexempt(?:ed)?\b|\bwithout\s+(?:waiting|checking|asking|approval|confirmation|review|reviewing|verification|verifying|sign-?off|a\s+call|calling|any)\b|\b(?:can|may)\s+(?:just|simply|directly|freely|now|always|go\s+ahead)\b|\bgo\s+ahead\s+and\b|\bstraight\s+(?:away|through|to)\b|\bdirectly\b|\bfree\s+to\b|\bpre-?approved\b|\bpre-?authori[sz]ed\b|\b(?:has|have)\s+(?:now\s+|already\s+)?(?:approved|authori[sz]ed|agreed|okayed|cleared|signed\s+off)\b|\bauthori[sz]es\b|\b(?:you['’]re|you\s+are|is|are)\s+(?:now\s+|hereby\s+|fully\s+)?(?:authori[sz]ed|cleared|allowed|permitted|free)\b|\b(?:it['’]s|it\s+is|that['’]s|is|are)\s+(?:totally\s+|perfectly\s+|completely\s+|now\s+)?(?:fine|ok|okay|acceptable|allowed)\s+(?:to|for)\b|\boverrides?\b|\bsupersedes?\b|\b(?:is|are)\s+(?:now\s+)?(?:outdated|obsolete|void|lifted|suspended|waived|relaxed)\b|\bany\s+time\b|\b(?:everyone|everybody|anyone|anybody)\s+(?:can|may)\b",
+        ),
+        (
+            "permission_zh",
+            r"过时|作废|废止|失效|不再(?:需要|要求|必须|用|适用|执行)|已取消|取消了|同意了|批准了|授权|已同意|不用|无需|无须|不需要|不必|用不着|没必要|免去|免除|豁免|跳过|绕过|直接|自行|随时|任意|任何人都|都可以|可以|允许|放开|省去|省掉",
+        ),
+        (
+            "permission_negated",
+            r"\b(?:not|never|no|don['’]?t|doesn['’]?t|do\s+not|does\s+not|mustn['’]?t|must\s+not|can['’]?t|cannot|shouldn['’]?t|should\s+not|won['’]?t|isn['’]?t|aren['’]?t|nobody|no\s+one)(?:\s+[\w'’-]+){0,2}\s*|(?:不|别|禁止|严禁|勿|没有|未经|未)\p{Han}{0,3}",
+        ),
+        (
+            "obligation",
+            r"\b(?:must|mustn['’]?t|never|only|requires?|required|requiring|has\s+to|have\s+to|needs?\s+to|mandatory|forbidden|prohibited|may\s+not|can['’]?t|cannot|shouldn['’]?t|should\s+not|do\s+not|don['’]?t)\b|\bneeds?\s+(?:[\w'’-]+\s+){0,2}(?:approval|sign-?off|confirmation|review|verification|consent|permission|a\s+call)\b|\b(?:is|are)\s+subject\s+to\b|\bnot\s+(?:allowed|permitted)\b|\bno\s+exceptions?\b|\bunder\s+no\s+circumstances\b|\balways\s+(?:ask|check|confirm|get|wait|run|call)\b",
+        ),
+        (
+            "obligation_zh",
+            r"必须|务必|一定要|一定得|不能|不可以|不可|不许|不准|不允许|不得|禁止|严禁|只能|只许|只有\p{Han}{1,12}才|要先|须|(?:^|[^特区分级类告识个性差鉴])别[^人的处]|不要|绝不|绝对不|决不|都要|一律要|得先|才能|才可以",
+        ),
+        (
+            "relayed",
+            r"\b(?:fwd?|forward(?:ed|ing)?|pasted|pasting|copied|copy-?pasted|quoting|quoted|cross-?posted|reposted|screenshot)\b|\b(?:from|in)\s+(?:an?|the|this|that|some)\s+(?:e-?mail|message|post|blog|article|thread|page|site|website|chat|group|forum|newsletter|document|doc|pdf|tweet|comment|review|memo|text|dm)\b|\b(?:wrote|says|said|writes)\s*:",
+        ),
+        (
+            "relayed_zh",
+            r"转发|转自|转载|摘自|引自|引用|复制|粘贴|网上|网传|群里|原文|截图|收到(?:一封|一条|封|条)",
+        ),
     ])
 }
 

@@ -7,6 +7,10 @@
 //! - [`TrustTiers`] turn provenance into an initial confidence and an influence weight.
 //! - [`RecordSigner`] signs and verifies records with HMAC-SHA256 over [`canonical_bytes`].
 //!
+//! - [`Screener::relaxes`] and [`Screener::speaks_for_principal`] tell when a text of a lesser
+//!   voice (a tool, the agent, a forwarded message) grants leave against a standing rule of the
+//!   principal; the caller finds the close rules and holds such a write.
+//!
 //! - [`RecentWrites`] judges consecutive writes of one bank, source and principal together, for an
 //!   instruction split over two writes.
 //!
@@ -53,6 +57,7 @@ mod normalize;
 mod pattern_rule;
 mod reveal;
 mod rule;
+mod rule_relaxing;
 mod screener;
 mod screening;
 mod sequence;
@@ -63,6 +68,7 @@ pub use canonical::{canonical_bytes, CANONICAL_VERSION};
 pub use config::GuardConfig;
 pub use error::{GuardError, IntegrityError};
 pub use pattern_rule::PatternRule;
+pub use rule_relaxing::Relaxation;
 pub use screener::Screener;
 pub use screening::{Category, Flag, Screening};
 pub use sequence::{RecentWrites, SequenceScreening, SplitWrite, WriteKey};

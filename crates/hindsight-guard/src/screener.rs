@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use hindsight_core::Provenance;
+use hindsight_core::{Provenance, SourceKind};
 use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use crate::config::GuardConfig;
@@ -10,6 +10,7 @@ use crate::normalize::{excerpt, normalise};
 use crate::pattern_rule::PatternRule;
 use crate::reveal::{self, View};
 use crate::rule::{compile_regex, term_regex, CompiledRule, Fragments};
+use crate::rule_relaxing::{Relaxation, RuleRelaxing};
 use crate::screening::{Category, Flag, Screening};
 use crate::trust::{Trust, TrustTiers};
 
@@ -47,6 +48,8 @@ pub struct Screener {
     safety_rules: Vec<CompiledRule>,
     negation: Option<Regex>,
     topics: Vec<(String, Regex)>,
+    relaxing: RuleRelaxing,
+    relaxing_similarity: f32,
     trust: TrustTiers,
     excerpt_chars: usize,
 }
@@ -110,6 +113,7 @@ impl Screener {
             })
             .collect::<Result<Vec<_>, _>>()
             .unwrap_or_default();
+        let relaxing = RuleRelaxing::compile(&fragments)?;
         let safety_rules = config
             .safety_rules
             .iter()
@@ -128,6 +132,8 @@ impl Screener {
             safety_rules,
             negation,
             topics,
+            relaxing,
+            relaxing_similarity: config.rule_relaxing_similarity,
             trust: config.trust.clone(),
             excerpt_chars: config.excerpt_chars.max(1),
         })
@@ -404,6 +410,39 @@ impl Screener {
             || rule_topics
                 .iter()
                 .any(|t| screening.sensitive_topics.contains(t))
+    }
+
+    /// Whether `content`, written under `provenance`, is the principal speaking for themselves:
+    /// the user's own words, not a message they forwarded, pasted or quote at length. Only such a
+    /// voice sets or relaxes the principal's standing rules.
+    pub fn speaks_for_principal(&self, provenance: &Provenance, content: &str) -> bool {
+        provenance.source == SourceKind::User && !self.relays_others_words(content)
+    }
+
+    /// How close a permission must be to a rule of the principal to be held as weakening it
+    /// ([`GuardConfig::rule_relaxing_similarity`]).
+    pub fn rule_relaxing_similarity(&self) -> f32 {
+        self.relaxing_similarity
+    }
+
+    /// Whether `content` passes on someone else's words (forwarded, pasted, copied, or mostly one
+    /// quotation). Such text from the user is screened as relayed content.
+    pub fn relays_others_words(&self, content: &str) -> bool {
+        self.relaxing.relays_others_words(&normalise(content))
+    }
+
+    /// What `candidate` grants against `rule`: `rule` states an obligation or a prohibition, and
+    /// `candidate` a permission, an exemption or a repeal that no negation takes back. Whether
+    /// the two are about the same thing, and whose voices they are, is the caller's to judge.
+    pub fn relaxes(&self, rule: &str, candidate: &str) -> Option<Relaxation> {
+        let candidate = normalise(candidate);
+        let permission = self.relaxing.permission(&candidate)?.to_string();
+        let rule = normalise(rule);
+        let obligation = self.relaxing.obligation(&rule)?.to_string();
+        Some(Relaxation {
+            obligation,
+            permission,
+        })
     }
 
     /// The trust tier a provenance earns under this configuration.

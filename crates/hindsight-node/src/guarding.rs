@@ -1,7 +1,7 @@
 //! The guard on the write path (ARCHITECTURE §7): what the screener says about a new memory
 //! becomes its status, its criticality, its starting confidence and its sensitive topics.
 
-use hindsight_core::{Memory, MemoryId, Status};
+use hindsight_core::{Kind, Memory, MemoryId, SourceKind, Status};
 use hindsight_guard::{RecentWrites, Screener, WriteKey};
 use parking_lot::Mutex;
 
@@ -67,11 +67,13 @@ pub fn guard_memory(
         }
     }
     let key = write_key(memory);
+    // What the user forwards or pastes is someone else's words, as a tool's output is.
+    let relayed = trust.screens_as_relayed() || screener.relays_others_words(&memory.content);
     let sequence = recent.lock().screen(
         screener,
         &key,
         &memory.content,
-        trust.screens_as_relayed(),
+        relayed,
         Some(memory.id),
         memory.recorded_at,
     );
@@ -88,13 +90,7 @@ pub fn guard_memory(
         if let Some(previous) = split_from {
             reason.push_str(&format!(" (first half: memory {previous})"));
         }
-        let status = Status::Quarantined {
-            reason: reason.clone(),
-        };
-        memory.status = status.clone();
-        if let Some(first) = memory.status_log.first_mut() {
-            first.status = status;
-        }
+        hold(memory, &reason);
         for flag in &screening.flags {
             metrics::counter!("hindsight_guard_quarantined_total", "category" => flag.category.to_string())
                 .increment(1);
@@ -108,6 +104,77 @@ pub fn guard_memory(
         memory.critical = true;
     }
     None
+}
+
+/// Marks `memory` quarantined from its first moment, with `reason`.
+fn hold(memory: &mut Memory, reason: &str) {
+    let status = Status::Quarantined {
+        reason: reason.to_string(),
+    };
+    memory.status = status.clone();
+    if let Some(first) = memory.status_log.first_mut() {
+        first.status = status;
+    }
+}
+
+/// Whether `memory` may grant leave against the principal's standing rules at all, and so must
+/// be compared with the close ones: a text that is not the principal speaking for themselves,
+/// except the agent's account of what happened (its own chat turns and actions), which reports
+/// and does not rule.
+pub fn may_challenge_rules(screener: &Screener, memory: &Memory) -> bool {
+    let provenance = &memory.provenance;
+    if provenance.source == SourceKind::Agent && memory.kind == Kind::Episodic {
+        return false;
+    }
+    !screener.speaks_for_principal(provenance, &memory.content)
+}
+
+/// Holds `memory` when it grants leave against a standing rule of the principal among `close`
+/// (memories of its bank with their similarity to it, closest first): the rule is the
+/// principal's own words, at least [`Screener::rule_relaxing_similarity`] close, and states an
+/// obligation that `memory` relaxes. The caller has checked [`may_challenge_rules`].
+pub fn hold_if_relaxing_a_rule<'m>(
+    screener: &Screener,
+    memory: &mut Memory,
+    close: impl IntoIterator<Item = (&'m Memory, f32)>,
+) -> Option<Held> {
+    let threshold = screener.rule_relaxing_similarity();
+    let (rule, similarity, relaxation) = close.into_iter().find_map(|(rule, similarity)| {
+        if similarity < threshold
+            || rule.status.hidden_by_default()
+            || !screener.speaks_for_principal(&rule.provenance, &rule.content)
+        {
+            return None;
+        }
+        let relaxation = screener.relaxes(&rule.content, &memory.content)?;
+        Some((rule, similarity, relaxation))
+    })?;
+    let reason = format!(
+        "policy_weakening: \"{}\" from a {} grants leave against the user's rule in memory {} (\"{}\", similarity {:.2})",
+        relaxation.permission,
+        relaxed_by(memory),
+        rule.id,
+        relaxation.obligation,
+        similarity,
+    );
+    hold(memory, &reason);
+    metrics::counter!("hindsight_guard_quarantined_total", "category" => "policy_weakening")
+        .increment(1);
+    Some(Held {
+        reason,
+        first_half: None,
+    })
+}
+
+/// Who spoke, as a quarantine reason names it.
+fn relaxed_by(memory: &Memory) -> &'static str {
+    match memory.provenance.source {
+        SourceKind::User => "message the user passed on",
+        SourceKind::Tool => "tool",
+        SourceKind::Agent => "note of the agent",
+        SourceKind::Reflection => "reflection",
+        SourceKind::Import => "import",
+    }
 }
 
 #[cfg(test)]

@@ -1211,6 +1211,11 @@ impl Node {
         self.inner.screener.as_deref()
     }
 
+    /// The screener, for work that outlives the borrow of the node (a recall's blocking part).
+    pub(crate) fn shared_screener(&self) -> Option<Arc<Screener>> {
+        self.inner.screener.clone()
+    }
+
     pub(crate) fn recent_writes(&self) -> &parking_lot::Mutex<hindsight_guard::RecentWrites> {
         &self.inner.recent_writes
     }

@@ -18,7 +18,8 @@ use crate::bank::BankView;
 use crate::error::NodeError;
 use crate::node::Node;
 use crate::writer::dot;
-use crate::{embedding, telemetry};
+use crate::{embedding, guarding, telemetry};
+use hindsight_guard::Screener;
 
 const ARM_SEMANTIC: &str = "semantic";
 const ARM_KEYWORD: &str = "keyword";
@@ -147,6 +148,7 @@ pub async fn recall(
         min_relevance: node.config().recall.min_relevance,
         arms: node.config().recall.arms,
         shadow_alike: node.config().recall.shadow_alike,
+        screener: node.shared_screener(),
     });
     // The keyword, entity and task arms need no query vector: they search while the query is
     // embedded, on the other core when one is free, instead of after it.
@@ -223,6 +225,9 @@ struct Plan {
     arms: crate::config::RecallArms,
     /// Whether a user's newer statement stands for an older one answering alike.
     shadow_alike: bool,
+    /// The guard's screener, when the guard is on: a found text of a lesser voice that grants
+    /// leave against a found rule of the principal is left out.
+    screener: Option<Arc<Screener>>,
 }
 
 /// The query's embeddings.
@@ -650,6 +655,9 @@ impl Plan {
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory.id.cmp(&b.2.memory.id)));
+        if !self.request.include_history {
+            scored = self.without_rule_relaxing(views, scored);
+        }
         if self.shadow_alike && !self.request.include_history {
             scored = self.without_shadowed(views, scored);
         }
@@ -703,6 +711,63 @@ impl Plan {
             took_micros: 0,
             recall_id: None,
         }
+    }
+
+    /// The best-scored candidates less the texts of a lesser voice that grant leave against a
+    /// standing rule of the principal found with them, as the write path holds such a text
+    /// against the rules of its own bank (`guarding::hold_if_relaxing_a_rule`). Here the rule
+    /// may live in another bank the query reads (a team's), or have been stated after the text.
+    fn without_rule_relaxing(
+        &self,
+        views: &[Arc<BankView>],
+        scored: Vec<(f32, Explain, Candidate)>,
+    ) -> Vec<(f32, Explain, Candidate)> {
+        let Some(screener) = self.screener.as_deref() else {
+            return scored;
+        };
+        let considered = scored
+            .len()
+            .min((self.request.top_k as usize * 3).max(SHADOW_CONSIDERED));
+        let head = &scored[..considered];
+        let challengers: Vec<usize> = (0..considered)
+            .filter(|&i| guarding::may_challenge_rules(screener, &head[i].2.memory))
+            .collect();
+        if challengers.is_empty() {
+            return scored;
+        }
+        let vector_of = |i: usize| {
+            let c = &head[i].2;
+            views[c.bank].index.vectors().get(c.memory.id.0)
+        };
+        let rules: Vec<(usize, Vec<f32>)> = (0..considered)
+            .filter(|&i| {
+                let memory = &head[i].2.memory;
+                screener.speaks_for_principal(&memory.provenance, &memory.content)
+            })
+            .filter_map(|i| Some((i, vector_of(i)?)))
+            .collect();
+        let threshold = screener.rule_relaxing_similarity();
+        let relaxing: Vec<usize> = challengers
+            .into_iter()
+            .filter(|&i| {
+                let Some(vector) = vector_of(i) else {
+                    return false;
+                };
+                let candidate = &head[i].2.memory;
+                rules.iter().any(|(j, rule_vector)| {
+                    dot(&vector, rule_vector) >= threshold
+                        && screener
+                            .relaxes(&head[*j].2.memory.content, &candidate.content)
+                            .is_some()
+                })
+            })
+            .collect();
+        scored
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !relaxing.contains(i))
+            .map(|(_, entry)| entry)
+            .collect()
     }
 
     /// The best-scored candidates less the statements a newer one from the same source (or the

@@ -9,7 +9,8 @@ use hindsight_core::command::{Command, CommandOutcome, ItemVectors, WriteItem, W
 use hindsight_core::memory::{AccessStats, StatusChange};
 use hindsight_core::write::{Disposition, ImportanceScores, WriteOutcome, WriteRequest};
 use hindsight_core::{
-    BankConfig, BankName, Kind, Memory, MemoryId, Slot, Status, Support, Timestamp, ValidationError,
+    BankConfig, BankName, Kind, Memory, MemoryId, Slot, SourceKind, Status, Support, Timestamp,
+    ValidationError,
 };
 use hindsight_review::importance;
 
@@ -131,6 +132,16 @@ pub async fn write_batch(
                     });
                 }
                 quarantined.insert(memory.id, held.reason);
+            } else if guarding::may_challenge_rules(screener, &memory) {
+                let rules = principal_statements_near(view.as_deref(), &planned, &memory, &vector);
+                let close = rules
+                    .iter()
+                    .map(|(rule, similarity)| (rule.as_ref(), *similarity));
+                if let Some(held) = guarding::hold_if_relaxing_a_rule(screener, &mut memory, close)
+                {
+                    tracing::warn!(bank = %memory.bank, id = %memory.id, reason = %held.reason, "write quarantined");
+                    quarantined.insert(memory.id, held.reason);
+                }
             }
         }
         node.sign(&mut memory);
@@ -538,6 +549,44 @@ fn neighbours(
         likely_conflict: likely_conflict && best.is_none(),
         nearest,
     }
+}
+
+/// How many of the user's statements closest to a write are compared with it for a rule it
+/// would relax.
+const RULES_COMPARED: usize = 8;
+
+/// The user's statements in `memory`'s bank closest to it, closest first, with their similarity:
+/// from the bank's index and from the writes planned before it in the same batch.
+fn principal_statements_near(
+    view: Option<&BankView>,
+    earlier: &[Planned],
+    memory: &Memory,
+    vector: &[f32],
+) -> Vec<(Arc<Memory>, f32)> {
+    let by_user =
+        |m: &Memory| m.provenance.source == SourceKind::User && !m.status.hidden_by_default();
+    let mut close: Vec<(Arc<Memory>, f32)> = earlier
+        .iter()
+        .filter(|p| p.memory.bank == memory.bank && by_user(&p.memory))
+        .map(|p| (Arc::new(p.memory.clone()), dot(&p.vector, vector)))
+        .collect();
+    if let Some(view) = view {
+        let found = view.with_records(|records| {
+            let filter = |id: u128| records.get(&MemoryId(id)).is_some_and(|m| by_user(m));
+            let vectors = view.index.vectors();
+            vectors
+                .search_batch(&[vector], RULES_COMPARED, vectors.ef_search(), &filter)
+                .unwrap_or_default()
+        });
+        for (id, similarity) in found.into_iter().flatten() {
+            if let Some(rule) = view.record(MemoryId(id)) {
+                close.push((rule, similarity));
+            }
+        }
+    }
+    close.sort_by(|a, b| b.1.total_cmp(&a.1));
+    close.truncate(RULES_COMPARED);
+    close
 }
 
 fn same_slot_other_value(existing: &Memory, new: &Memory) -> bool {
