@@ -146,11 +146,11 @@ pub(crate) fn fragments() -> BTreeMap<String, String> {
         ),
         (
             "relayed",
-            r"\b(?:fwd?|forward(?:ed|ing)?|pasted|pasting|copied|copy-?pasted|quoting|quoted|cross-?posted|reposted|screenshot)\b|\b(?:from|in)\s+(?:an?|the|this|that|some)\s+(?:e-?mail|message|post|blog|article|thread|page|site|website|chat|group|forum|newsletter|document|doc|pdf|tweet|comment|review|memo|text|dm)\b|\b(?:wrote|says|said|writes)\s*:",
+            r"\b(?:fwd?|fw)\s*:|\b(?:forwarded|pasted|copied|copy-?pasted|reposted|cross-?posted|quoted|taken)\s+(?:here\s+)?from\b|\b(?:forwarding|pasting|quoting|sharing)\s+(?:this|these|the\s+following|what|below)\b|\b(?:from|in)\s+(?:an?|the|this|that|some)\s+(?:e-?mail|message|post|blog|article|thread|page|site|website|chat|group|forum|newsletter|document|doc|pdf|tweet|comment|review|memo|text|dm)\s+(?:I|we)\s+(?:got|received|was\s+sent|read|saw|found)\b|\b(?:wrote|says|said|writes)\s*:",
         ),
         (
             "relayed_zh",
-            r"转发|转自|转载|摘自|引自|引用|复制|粘贴|网上|网传|群里|原文|截图|收到(?:一封|一条|封|条)",
+            r"转发|转自|转载|摘自|引自|复制自|粘贴自|抄自|原文如下|原话(?:是|如下)?[:：]|网传",
         ),
     ])
 }
