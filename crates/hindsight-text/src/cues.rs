@@ -547,6 +547,78 @@ fn chinese_negations(folded: &Folded, out: &mut Vec<Cue>) {
     }
 }
 
+/// How strongly a new state's onset signals a change: about as much as "these days".
+const ONSET_WEIGHT: f32 = 0.8;
+
+/// A state said to hold from a moment on, by the shape of the sentence rather than by a listed
+/// verb: a clause that ends in "now" ("I'm seeing Dr. Rao now", not "right now?" nor "now that"),
+/// "as of" or "starting" with a time ("as of April 1", "starting next week"), "from <time> on",
+/// and Chinese 从…起/开始 with a time ("从下个月起"). Each says the statement replaces what held
+/// before, whatever the topic.
+fn onset_cues(folded: &Folded, out: &mut Vec<Cue>) {
+    static ONSETS: OnceLock<[(regex::Regex, &'static str); 3]> = OnceLock::new();
+    let onsets = ONSETS.get_or_init(|| {
+        let time = r"(?:the\s+)?(?:\d|today|tomorrow|tonight|this|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|q[1-4]|spring|summer|autumn|fall|winter|last)\b";
+        let english_onset = format!(
+            r"\b(?:as\s+of|starting(?:\s+(?:from|on))?|effective(?:\s+from)?)\s+{time}|\bfrom\s+{time}[\w\s]{{0,16}}?\s+on(?:wards?)?\b"
+        );
+        [
+            (
+                // "now" closing a clause, unless it is "right now", "just now", "until now"...
+                regex::Regex::new(r"(?:^|[^\w])(?:(?:right|just|until|till|by|for|up\s+to|from|since)\s+)?now\s*(?:[.!;,)~]|:\(|:\)|$)")
+                    .expect("valid onset pattern"),
+                "now (ending a clause)",
+            ),
+            (
+                regex::Regex::new(&english_onset).expect("valid onset pattern"),
+                "as of / starting / from … on",
+            ),
+            (
+                regex::Regex::new(r"从(?:这|下|本|今|明|\d|[一二三四五六七八九十]|上)[^，。！？；,.!?;]{0,6}?(?:起|开始)")
+                    .expect("valid onset pattern"),
+                "从…起",
+            ),
+        ]
+    });
+    for (pattern, phrase) in onsets {
+        for m in pattern.find_iter(&folded.text) {
+            let matched = m.as_str();
+            if *phrase == "now (ending a clause)" {
+                let qualified = [
+                    "right", "just", "until", "till", "by", "for", "up", "from", "since",
+                ]
+                .iter()
+                .any(|w| {
+                    matched
+                        .trim_start_matches(|c: char| !c.is_alphanumeric())
+                        .starts_with(w)
+                });
+                // "seven months now", "a while now": how long something has lasted, not a change.
+                let before = folded.text[..m.start()]
+                    .split_whitespace()
+                    .last()
+                    .unwrap_or("");
+                let lasted = [
+                    "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month",
+                    "months", "year", "years", "ages", "while", "decade", "decades",
+                ]
+                .contains(&before);
+                if qualified || lasted {
+                    continue;
+                }
+            }
+            out.push(make_cue(
+                folded,
+                CueKind::Change,
+                phrase,
+                ONSET_WEIGHT,
+                m.start(),
+                m.end(),
+            ));
+        }
+    }
+}
+
 /// Every cue in `text`, ordered by position (then by weight, strongest first).
 pub fn find_cues(text: &str) -> Vec<Cue> {
     let folded = Folded::new(text);
@@ -555,6 +627,7 @@ pub fn find_cues(text: &str) -> Vec<Cue> {
     for kind in KINDS {
         phrase_cues(&folded, kind, &present, &mut out);
     }
+    onset_cues(&folded, &mut out);
     chinese_negations(&folded, &mut out);
     sort_and_dedup(&mut out);
     out
@@ -605,6 +678,7 @@ pub fn has_change_cue(text: &str) -> Option<Cue> {
     let present = phrasebook().present(&folded.text);
     let mut out = Vec::new();
     phrase_cues(&folded, CueKind::Change, &present, &mut out);
+    onset_cues(&folded, &mut out);
     sort_and_dedup(&mut out);
     // The strongest cue is the more useful answer; ties go to the earlier one.
     out.into_iter()
@@ -624,6 +698,38 @@ pub fn has_override_cue(text: &str) -> Option<Cue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_state_said_to_hold_from_now_or_from_a_date_is_a_change() {
+        for text in [
+            "The old laptop gave up, I'm on a ThinkPad now.",
+            "we meet on Thursdays now",
+            "Rent goes up to 1,450 as of March 1",
+            "Starting next week the standup is at 9:30",
+            "From April on I'm in the Leeds office",
+            "从下个月起我每周三在家办公",
+            "从3月开始房租涨到四千",
+        ] {
+            let cue = has_change_cue(text).unwrap_or_else(|| panic!("{text}"));
+            assert!(cue.weight >= 0.5, "{text}: {cue:?}");
+        }
+        for text in [
+            "Is she free right now?",
+            "Now that the release is out, let's rest.",
+            "I need the report by now.",
+            "It's been raining since 6 am until now.",
+            "the puppy is four months now",
+            "We've been on this contract for two years now.",
+            "I work from Monday to Friday",
+            "从北京到上海要五个小时",
+        ] {
+            assert!(
+                has_change_cue(text).is_none_or(|cue| cue.weight < 0.5),
+                "{text}: {:?}",
+                has_change_cue(text)
+            );
+        }
+    }
 
     #[test]
     fn the_phrasebook_finds_what_matching_every_phrase_finds() {
