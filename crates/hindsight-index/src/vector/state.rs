@@ -127,7 +127,14 @@ impl State {
 
     /// Whether enough slots were linked since the flat copy to copy again.
     pub(super) fn needs_refresh(&self) -> bool {
-        if self.graph.is_none() {
+        // A graph holding no point has no links to copy, however many slots it has passed: the
+        // slots linked so far were all removed before their turn. A copy would come back empty
+        // and leave this true, and the maintenance loop would copy again forever.
+        if self
+            .graph
+            .as_ref()
+            .is_none_or(|graph| graph.hnsw.get_nb_point() == 0)
+        {
             return false;
         }
         let copied = self.copied();

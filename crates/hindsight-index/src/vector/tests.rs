@@ -481,3 +481,43 @@ fn damaged_saved_links_or_graph_fall_back_to_scans_and_a_rebuild() {
     let r = recall(&rebuilt, &vectors(19, 40, dim), &|_| true);
     assert!(r >= 0.95, "recall@10 after the rebuild = {r}");
 }
+
+#[test]
+fn a_graph_whose_first_slots_died_before_their_turn_is_linked_and_copied_all_the_same() {
+    let dim = 16;
+    let idx = graph_index(dim);
+    let vecs = vectors(31, 2_000, dim);
+    {
+        let mut st = idx.shared.state.write();
+        for (i, v) in vecs.iter().enumerate() {
+            st.push(i as u128, &normalised(v, dim).unwrap());
+        }
+        st.graph = Some(Arc::new(Graph::new(idx.config(), 2_000)));
+        // Removed after the graph was started and before the linker reached them.
+        for slot in 0..(2 * LINK_BATCH) as u32 {
+            st.kill(slot);
+        }
+    }
+    assert_eq!(link_next(&idx.shared), LINK_BATCH);
+    {
+        let st = idx.shared.state.read();
+        assert_eq!(st.graph.as_ref().unwrap().hnsw.get_nb_point(), 0);
+        assert!(
+            !st.needs_refresh(),
+            "no links to copy yet: a copy would come back empty and be asked for again"
+        );
+        assert!(st.needs_link());
+    }
+    // The next write runs the maintenance to its end: it links the rest and copies the links.
+    idx.insert(5_000, &vectors(32, 1, dim)[0]).unwrap();
+    let stats = idx.stats();
+    assert_eq!(stats.unsearched, 0, "{stats:?}");
+    assert_eq!(
+        stats.graph_points,
+        Some(2_000 - 2 * LINK_BATCH + 1),
+        "{stats:?}"
+    );
+    for i in (2 * LINK_BATCH..2_000).step_by(101) {
+        assert_eq!(idx.search(&vecs[i], 1, &|_| true).unwrap()[0].0, i as u128);
+    }
+}
