@@ -32,6 +32,13 @@ pub const SHADOW_SIMILARITY: f32 = 0.40;
 /// a related statement of the user's costs little, since the user's own words are returned.
 pub const GUESS_SHADOW_SIMILARITY: f32 = 0.30;
 
+/// The same for a guess worded as one ("Lucy seems to be single") against what the user said
+/// after it. The user answers such a guess in their own terms and rarely in its words ("I've got
+/// a fiancé actually!"), and often in passing, so the question finds the answer weakly: the
+/// answer needs only [`SHADOW_MIN_RELEVANCE`]. Hiding a guess beside a later statement of the
+/// user's costs little, since the user's own words are returned.
+pub const HEDGED_GUESS_SHADOW_SIMILARITY: f32 = 0.20;
+
 /// A statement only shadows another when both are at least this relevant to the query, and the
 /// weaker at least [`SHADOW_RELATIVE`] of the stronger: two facts found because the query names
 /// an entity they share (a project and its lead) are not two answers to one question. The closer
@@ -129,6 +136,9 @@ pub struct Found<'a> {
     pub replaces: Option<MemoryId>,
     /// The statement announces a change, whether or not anything is left for it to replace.
     pub announces_change: bool,
+    /// The statement is worded as a guess ("probably", "seems to", "大概"): for the agent's
+    /// notes, an inference it was not told.
+    pub hedged: bool,
 }
 
 /// For each found memory, the index of the one that shadows it, if any. `similarity(i, j)` is the
@@ -172,7 +182,9 @@ pub fn shadowed(
             {
                 continue;
             }
-            let threshold = if is_guess(l.memory) {
+            let threshold = if answered_guess(w, l) {
+                HEDGED_GUESS_SHADOW_SIMILARITY
+            } else if is_guess(l.memory) {
                 GUESS_SHADOW_SIMILARITY
             } else if change {
                 CHANGE_MIN_SIMILARITY
@@ -269,6 +281,9 @@ fn answers_alike(winner: &Found, loser: &Found, similarity: f32) -> bool {
     // A guess yields to a statement of the user's about the same thing only where the question
     // finds both clearly: "the user is vegetarian", noted by the agent, is no guess about the
     // user's timezone however alike two short sentences about the user are.
+    if answered_guess(winner, loser) {
+        return weak >= SHADOW_MIN_RELEVANCE;
+    }
     if is_guess(loser.memory) {
         return weak >= GUESS_MIN_RELEVANCE;
     }
@@ -276,6 +291,14 @@ fn answers_alike(winner: &Found, loser: &Found, similarity: f32) -> bool {
         return false;
     }
     weak >= SHADOW_RELATIVE * (1.0 - closeness) * strong
+}
+
+/// `loser` is the agent's guess, worded as one, and `winner` what the user said after it.
+fn answered_guess(winner: &Found, loser: &Found) -> bool {
+    loser.hedged
+        && is_guess(loser.memory)
+        && winner.memory.provenance.source == SourceKind::User
+        && winner.memory.occurred_at > loser.memory.occurred_at
 }
 
 fn is_guess(m: &Memory) -> bool {
@@ -333,6 +356,7 @@ mod tests {
                 wording: 0.0,
                 replaces: None,
                 announces_change: false,
+                hedged: false,
                 similarity_to_query: 0.5,
             })
             .collect()
@@ -399,6 +423,38 @@ mod tests {
         // Not a statement the question does not find at all.
         let found_weak = super::tests::found(&memories, &[0.8, 0.05]);
         assert_eq!(shadowed(&found_weak, |_, _| Some(0.9)), vec![None, None]);
+    }
+
+    #[test]
+    fn a_guess_worded_as_one_yields_to_what_the_user_said_after_it() {
+        let memories = [
+            statement(
+                "Priya seems to work nights, her messages come in after midnight",
+                SourceKind::Agent,
+                1,
+            ),
+            statement(
+                "I'm on a day contract, the late messages are my newborn's feeds",
+                SourceKind::User,
+                20,
+            ),
+        ];
+        // The question finds the guess well and the user's answer weakly, in other words.
+        let mut found = found(&memories, &[0.7, 0.1]);
+        found[0].hedged = true;
+        assert_eq!(shadowed(&found, |_, _| Some(0.22)), vec![Some(1), None]);
+        // Not below its bar, and not when the user spoke before the guess was made.
+        assert_eq!(shadowed(&found, |_, _| Some(0.15)), vec![None, None]);
+        let earlier = [
+            statement(&memories[0].content, SourceKind::Agent, 25),
+            memories[1].clone(),
+        ];
+        let mut before = super::tests::found(&earlier, &[0.7, 0.1]);
+        before[0].hedged = true;
+        assert_eq!(shadowed(&before, |_, _| Some(0.22)), vec![None, None]);
+        // A note not worded as a guess keeps the stricter bars for the agent's notes.
+        found[0].hedged = false;
+        assert_eq!(shadowed(&found, |_, _| Some(0.22)), vec![None, None]);
     }
 
     #[test]

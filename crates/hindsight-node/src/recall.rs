@@ -826,6 +826,8 @@ impl Plan {
                     .map_or(0.0, |arm| arm.score),
                 replaces,
                 announces_change,
+                hedged: c.memory.provenance.source.is_inference()
+                    && hindsight_text::has_hedge(&c.memory.content).is_some(),
             })
             .collect();
         let by = shadowed(&found, |i, j| {
