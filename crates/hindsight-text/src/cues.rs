@@ -556,16 +556,18 @@ const ONSET_WEIGHT: f32 = 0.8;
 /// and Chinese 从…起/开始 with a time ("从下个月起"). Each says the statement replaces what held
 /// before, whatever the topic.
 fn onset_cues(folded: &Folded, out: &mut Vec<Cue>) {
+    // ASCII word classes and boundaries only: a Unicode `\b` makes the regex engine leave its
+    // fast automaton on any Chinese text, and these run on every statement the review reads.
     static ONSETS: OnceLock<[(regex::Regex, &'static str); 3]> = OnceLock::new();
     let onsets = ONSETS.get_or_init(|| {
-        let time = r"(?:the\s+)?(?:\d|today|tomorrow|tonight|this|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|q[1-4]|spring|summer|autumn|fall|winter|last)\b";
+        let time = r"(?:the\s+)?(?:[0-9]|today|tomorrow|tonight|this|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|q[1-4]|spring|summer|autumn|fall|winter|last)(?-u:\b)";
         let english_onset = format!(
-            r"\b(?:as\s+of|starting(?:\s+(?:from|on))?|effective(?:\s+from)?)\s+{time}|\bfrom\s+{time}[\w\s]{{0,16}}?\s+on(?:wards?)?\b"
+            r"(?-u:\b)(?:as\s+of|starting(?:\s+(?:from|on))?|effective(?:\s+from)?)\s+{time}|(?-u:\b)from\s+{time}[A-Za-z0-9_\s]{{0,16}}?\s+on(?:wards?)?(?-u:\b)"
         );
         [
             (
                 // "now" closing a clause, unless it is "right now", "just now", "until now"...
-                regex::Regex::new(r"(?:^|[^\w])(?:(?:right|just|until|till|by|for|up\s+to|from|since)\s+)?now\s*(?:[.!;,)~]|:\(|:\)|$)")
+                regex::Regex::new(r"(?:^|[^A-Za-z0-9_])(?:(?:right|just|until|till|by|for|up\s+to|from|since)\s+)?now\s*(?:[.!;,)~]|:\(|:\)|$)")
                     .expect("valid onset pattern"),
                 "now (ending a clause)",
             ),
@@ -574,7 +576,7 @@ fn onset_cues(folded: &Folded, out: &mut Vec<Cue>) {
                 "as of / starting / from … on",
             ),
             (
-                regex::Regex::new(r"从(?:这|下|本|今|明|\d|[一二三四五六七八九十]|上)[^，。！？；,.!?;]{0,6}?(?:起|开始)")
+                regex::Regex::new(r"从(?:这|下|本|今|明|[0-9]|[一二三四五六七八九十]|上)[^，。！？；,.!?;]{0,6}?(?:起|开始)")
                     .expect("valid onset pattern"),
                 "从…起",
             ),

@@ -158,10 +158,12 @@ pub(super) enum Plan {
 
 /// Same arithmetic as `1 - UnitCosine::eval`, so exact and graph searches
 /// report bit-identical scores.
+#[inline]
 pub(super) fn similarity(a: &[f32], b: &[f32]) -> f32 {
     similarity_of_dot(dot(a, b))
 }
 
+#[inline]
 fn similarity_of_dot(dot: f32) -> f32 {
     1.0 - (1.0 - dot).clamp(0.0, 2.0)
 }

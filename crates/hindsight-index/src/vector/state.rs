@@ -69,10 +69,12 @@ impl State {
         }
     }
 
+    #[inline]
     pub(super) fn live(&self) -> usize {
         self.by_id.len()
     }
 
+    #[inline]
     pub(super) fn dead(&self) -> usize {
         self.slots.len() - self.by_id.len()
     }
@@ -121,6 +123,7 @@ impl State {
     }
 
     /// Whether the graph has slots still to link.
+    #[inline]
     pub(super) fn needs_link(&self) -> bool {
         self.graph.is_some() && self.linked < self.slots.len()
     }
@@ -142,11 +145,13 @@ impl State {
     }
 
     /// Slots the flat copy of the links covers.
+    #[inline]
     pub(super) fn copied(&self) -> usize {
         self.flat.as_ref().map_or(0, |f| f.covered())
     }
 
     /// Slots a graph search reaches through the graph; the ones from here on it scans.
+    #[inline]
     pub(super) fn covered(&self) -> usize {
         match (&self.flat, &self.graph) {
             (Some(flat), _) => flat.covered(),
@@ -156,6 +161,7 @@ impl State {
     }
 
     /// Slots a graph search would have to scan exactly: all of them while there is no graph.
+    #[inline]
     pub(super) fn unsearched(&self) -> usize {
         self.slots.len() - self.covered()
     }
