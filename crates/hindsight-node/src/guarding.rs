@@ -2,7 +2,7 @@
 //! becomes its status, its criticality, its starting confidence and its sensitive topics.
 
 use hindsight_core::{Kind, Memory, MemoryId, SourceKind, Status};
-use hindsight_guard::{RecentWrites, Screener, WriteKey};
+use hindsight_guard::{RecentWrites, Relaxation, Screener, WriteKey};
 use parking_lot::Mutex;
 
 /// Metadata key listing a memory's sensitive topics (comma-separated); recall flags such
@@ -119,36 +119,48 @@ fn hold(memory: &mut Memory, reason: &str) {
 
 /// Whether `memory` may grant leave against the principal's standing rules at all, and so must
 /// be compared with the close ones: a text that is not the principal speaking for themselves,
-/// except the agent's account of what happened (its own chat turns and actions), which reports
-/// and does not rule.
+/// except the agent's account of what happened.
 pub fn may_challenge_rules(screener: &Screener, memory: &Memory) -> bool {
-    let provenance = &memory.provenance;
-    if provenance.source == SourceKind::Agent && memory.kind == Kind::Episodic {
-        return false;
-    }
-    !screener.speaks_for_principal(provenance, &memory.content)
+    !reports_its_own_turn(memory)
+        && !screener.speaks_for_principal(&memory.provenance, &memory.content)
+}
+
+/// The agent's account of what happened (its own chat turns and actions): it reports and does
+/// not rule.
+pub fn reports_its_own_turn(memory: &Memory) -> bool {
+    memory.provenance.source == SourceKind::Agent && memory.kind == Kind::Episodic
+}
+
+/// The first of `rules` (statements of the principal's own, each with its similarity to
+/// `memory`) that is at least [`Screener::rule_relaxing_similarity`] close, still in force, and
+/// states an obligation that `memory` relaxes. Shared by the write path and recall.
+pub fn relaxed_rule<'m>(
+    screener: &Screener,
+    memory: &Memory,
+    rules: impl IntoIterator<Item = (&'m Memory, f32)>,
+) -> Option<(&'m Memory, f32, Relaxation)> {
+    let threshold = screener.rule_relaxing_similarity();
+    rules.into_iter().find_map(|(rule, similarity)| {
+        if similarity < threshold || rule.status.hidden_by_default() {
+            return None;
+        }
+        let relaxation = screener.relaxes(&rule.content, &memory.content)?;
+        Some((rule, similarity, relaxation))
+    })
 }
 
 /// Holds `memory` when it grants leave against a standing rule of the principal among `close`
-/// (memories of its bank with their similarity to it, closest first): the rule is the
-/// principal's own words, at least [`Screener::rule_relaxing_similarity`] close, and states an
-/// obligation that `memory` relaxes. The caller has checked [`may_challenge_rules`].
+/// (memories of its bank with their similarity to it, closest first; see [`relaxed_rule`]). The
+/// caller has checked [`may_challenge_rules`].
 pub fn hold_if_relaxing_a_rule<'m>(
     screener: &Screener,
     memory: &mut Memory,
     close: impl IntoIterator<Item = (&'m Memory, f32)>,
 ) -> Option<Held> {
-    let threshold = screener.rule_relaxing_similarity();
-    let (rule, similarity, relaxation) = close.into_iter().find_map(|(rule, similarity)| {
-        if similarity < threshold
-            || rule.status.hidden_by_default()
-            || !screener.speaks_for_principal(&rule.provenance, &rule.content)
-        {
-            return None;
-        }
-        let relaxation = screener.relaxes(&rule.content, &memory.content)?;
-        Some((rule, similarity, relaxation))
-    })?;
+    let rules = close
+        .into_iter()
+        .filter(|(rule, _)| screener.speaks_for_principal(&rule.provenance, &rule.content));
+    let (rule, similarity, relaxation) = relaxed_rule(screener, memory, rules)?;
     let reason = format!(
         "policy_weakening: \"{}\" from a {} grants leave against the user's rule in memory {} (\"{}\", similarity {:.2})",
         relaxation.permission,

@@ -729,8 +729,13 @@ impl Plan {
             .len()
             .min((self.request.top_k as usize * 3).max(SHADOW_CONSIDERED));
         let head = &scored[..considered];
+        // Read once per candidate: whether the principal speaks in it for themselves.
+        let principal: Vec<bool> = head
+            .iter()
+            .map(|(_, _, c)| screener.speaks_for_principal(&c.memory.provenance, &c.memory.content))
+            .collect();
         let challengers: Vec<usize> = (0..considered)
-            .filter(|&i| guarding::may_challenge_rules(screener, &head[i].2.memory))
+            .filter(|&i| !principal[i] && !guarding::reports_its_own_turn(&head[i].2.memory))
             .collect();
         if challengers.is_empty() {
             return scored;
@@ -740,26 +745,19 @@ impl Plan {
             views[c.bank].index.vectors().get(c.memory.id.0)
         };
         let rules: Vec<(usize, Vec<f32>)> = (0..considered)
-            .filter(|&i| {
-                let memory = &head[i].2.memory;
-                screener.speaks_for_principal(&memory.provenance, &memory.content)
-            })
+            .filter(|&i| principal[i])
             .filter_map(|i| Some((i, vector_of(i)?)))
             .collect();
-        let threshold = screener.rule_relaxing_similarity();
         let relaxing: Vec<usize> = challengers
             .into_iter()
             .filter(|&i| {
                 let Some(vector) = vector_of(i) else {
                     return false;
                 };
-                let candidate = &head[i].2.memory;
-                rules.iter().any(|(j, rule_vector)| {
-                    dot(&vector, rule_vector) >= threshold
-                        && screener
-                            .relaxes(&head[*j].2.memory.content, &candidate.content)
-                            .is_some()
-                })
+                let close = rules.iter().map(|(j, rule_vector)| {
+                    (head[*j].2.memory.as_ref(), dot(&vector, rule_vector))
+                });
+                guarding::relaxed_rule(screener, &head[i].2.memory, close).is_some()
             })
             .collect();
         scored
