@@ -158,6 +158,7 @@ mod screener_tests {
         for (rule, candidate) in cases {
             let found = s.relaxes(rule, candidate);
             assert!(found.is_some(), "{candidate:?} against {rule:?}");
+            assert!(s.grants_leave(candidate), "{candidate:?}");
         }
     }
 
@@ -187,6 +188,10 @@ mod screener_tests {
                 "{candidate:?} against {rule:?}"
             );
         }
+        // A report or a negated permission grants nothing, whatever rule it meets.
+        assert!(!s.grants_leave(cases[0].1));
+        assert!(!s.grants_leave(cases[1].1));
+        assert!(!s.grants_leave(cases[2].1));
     }
 
     #[test]

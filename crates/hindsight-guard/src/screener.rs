@@ -431,6 +431,13 @@ impl Screener {
         self.relaxing.relays_others_words(&normalise(content))
     }
 
+    /// Whether `candidate` grants a permission, an exemption or a repeal that no negation takes
+    /// back: what [`Screener::relaxes`] asks of it before it looks at any rule, and alone cheap
+    /// enough to decide whether the rules close to it need to be found at all.
+    pub fn grants_leave(&self, candidate: &str) -> bool {
+        self.relaxing.permission(&normalise(candidate)).is_some()
+    }
+
     /// What `candidate` grants against `rule`: `rule` states an obligation or a prohibition, and
     /// `candidate` a permission, an exemption or a repeal that no negation takes back. Whether
     /// the two are about the same thing, and whose voices they are, is the caller's to judge.

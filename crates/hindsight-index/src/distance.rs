@@ -26,10 +26,12 @@ impl Distance<f32> for UnitCosine {
 /// distances dominate their time: the portable kernel, compiled for the
 /// baseline x86-64 target, runs 4-lane SSE multiplies and adds, while the
 /// AVX2/FMA one does 8-lane fused multiply-adds on four accumulators.
-/// Exact scans and graph searches both come here, so their scores agree
-/// bit for bit on any one machine.
+/// Exact scans, graph searches and the node's own comparisons (recall's
+/// collapse and shadowing, the write path's duplicate check, the review's
+/// pairing) all come here, so their scores agree bit for bit on any one
+/// machine.
 #[inline]
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports both features the kernel is compiled for.

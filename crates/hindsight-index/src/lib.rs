@@ -27,6 +27,7 @@ mod vector;
 
 pub use bank::{BankIndex, BankIndexConfig, IndexDoc, IndexMeta, DUMP_FORMAT};
 pub use bm25::{Bm25Index, Bm25Stats, BM25_B, BM25_K1};
+pub use distance::dot;
 pub use entity::{EntityConfig, EntityIndex};
 pub use error::IndexError;
 pub use heap::IndexMemory;

@@ -119,9 +119,11 @@ fn hold(memory: &mut Memory, reason: &str) {
 
 /// Whether `memory` may grant leave against the principal's standing rules at all, and so must
 /// be compared with the close ones: a text that is not the principal speaking for themselves,
-/// except the agent's account of what happened.
+/// except the agent's account of what happened, and that grants some leave. The last is checked
+/// first since most texts grant none, and it spares the write path its search for close rules.
 pub fn may_challenge_rules(screener: &Screener, memory: &Memory) -> bool {
-    !reports_its_own_turn(memory)
+    screener.grants_leave(&memory.content)
+        && !reports_its_own_turn(memory)
         && !screener.speaks_for_principal(&memory.provenance, &memory.content)
 }
 

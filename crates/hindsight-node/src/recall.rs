@@ -17,9 +17,9 @@ use crate::bank::changes::{announces_change, is_user_statement};
 use crate::bank::BankView;
 use crate::error::NodeError;
 use crate::node::Node;
-use crate::writer::dot;
 use crate::{embedding, guarding, telemetry};
 use hindsight_guard::Screener;
+use hindsight_index::dot;
 
 const ARM_SEMANTIC: &str = "semantic";
 const ARM_KEYWORD: &str = "keyword";

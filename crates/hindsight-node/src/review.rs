@@ -24,9 +24,10 @@ use crate::config::ReviewSection;
 use crate::error::NodeError;
 use crate::homes::NewIds;
 use crate::judging::{judge_with_rules, LlmJudge};
+use crate::maintenance;
 use crate::node::Node;
 use crate::types::ReviewReport;
-use crate::{maintenance, writer};
+use hindsight_index::dot;
 use hindsight_review::is_inferred;
 
 /// Decay counts days of disuse, not cycles: a bank reviewed every five minutes must not lose
@@ -320,7 +321,7 @@ async fn user_voices(
                 }
             } else {
                 for (other, v) in &inference_vectors {
-                    if writer::dot(&vector, v) >= loose {
+                    if dot(&vector, v) >= loose {
                         voice(other);
                     }
                 }
@@ -750,7 +751,7 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
             // A statement against the bank's few inferences: compare with each directly.
             for other in &self.inferences {
                 if let Some(v) = vectors.get(other.id.0) {
-                    found.insert(other.id.0, writer::dot(&vector, &v));
+                    found.insert(other.id.0, dot(&vector, &v));
                 }
             }
         }
@@ -759,9 +760,10 @@ impl Neighbourhood for ViewNeighbourhood<'_> {
             .into_iter()
             .filter_map(|(id, sim)| {
                 let other = self.records.get(&MemoryId(id))?;
-                let voiced = self.voices.get(&other.id).map_or(sim, |v| {
-                    sim.max(writer::dot(own_voice.unwrap_or(&vector), v))
-                });
+                let voiced = self
+                    .voices
+                    .get(&other.id)
+                    .map_or(sim, |v| sim.max(dot(own_voice.unwrap_or(&vector), v)));
                 Some((other.clone(), voiced))
             })
             .filter(|(_, sim)| *sim >= min_similarity)

@@ -12,6 +12,7 @@ use hindsight_core::{
     BankConfig, BankName, Kind, Memory, MemoryId, Slot, SourceKind, Status, Support, Timestamp,
     ValidationError,
 };
+use hindsight_index::dot;
 use hindsight_review::importance;
 
 use crate::bank::BankView;
@@ -644,8 +645,4 @@ fn numbers(text: &str) -> Vec<String> {
     found.sort();
     found.dedup();
     found
-}
-
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }

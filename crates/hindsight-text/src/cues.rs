@@ -170,7 +170,6 @@ const CHANGE: &[(&str, f32)] = &[
     ("不…了", 0.7),
     ("从现在起", 0.9),
     ("从今以后", 0.9),
-    ("以后", 0.5),
     ("今后", 0.5),
     ("搬到", 0.9),
     ("搬家", 0.9),
@@ -621,6 +620,39 @@ fn onset_cues(folded: &Folded, out: &mut Vec<Cue>) {
     }
 }
 
+/// How strongly 以后 meaning "from now on" signals a change.
+const FROM_NOW_ON_ZH_WEIGHT: f32 = 0.5;
+
+/// What may stand right before 以后 when it means "from now on" ("以后都坐地铁", "我以后不加班了",
+/// "所以以后…"): the start of a clause, a personal pronoun, or a word that opens a clause. After
+/// anything else 以后 closes a time clause, "after X" ("等他们睡了以后", "3天以后", "开完会以后").
+fn opens_from_now_on_zh(before: &str) -> bool {
+    const OPENERS: [&str; 6] = ["所以", "但是", "因此", "那么", "从此", "今天"];
+    match before.chars().next_back() {
+        None => true,
+        Some(c) if is_clause_break(c) || c.is_whitespace() || matches!(c, '：' | ':') => true,
+        Some(c) if "我你您他她它咱们".contains(c) => true,
+        Some(_) => OPENERS.iter().any(|w| before.ends_with(w)),
+    }
+}
+
+/// 以后 meaning "from now on", not "after X" ([`opens_from_now_on_zh`]).
+fn from_now_on_zh(folded: &Folded, out: &mut Vec<Cue>) {
+    let text = folded.text.as_str();
+    for (at, word) in text.match_indices("以后") {
+        if opens_from_now_on_zh(&text[..at]) {
+            out.push(make_cue(
+                folded,
+                CueKind::Change,
+                "以后",
+                FROM_NOW_ON_ZH_WEIGHT,
+                at,
+                at + word.len(),
+            ));
+        }
+    }
+}
+
 /// Every cue in `text`, ordered by position (then by weight, strongest first).
 pub fn find_cues(text: &str) -> Vec<Cue> {
     let folded = Folded::new(text);
@@ -630,6 +662,7 @@ pub fn find_cues(text: &str) -> Vec<Cue> {
         phrase_cues(&folded, kind, &present, &mut out);
     }
     onset_cues(&folded, &mut out);
+    from_now_on_zh(&folded, &mut out);
     chinese_negations(&folded, &mut out);
     sort_and_dedup(&mut out);
     out
@@ -681,6 +714,7 @@ pub fn has_change_cue(text: &str) -> Option<Cue> {
     let mut out = Vec::new();
     phrase_cues(&folded, CueKind::Change, &present, &mut out);
     onset_cues(&folded, &mut out);
+    from_now_on_zh(&folded, &mut out);
     sort_and_dedup(&mut out);
     // The strongest cue is the more useful answer; ties go to the earlier one.
     out.into_iter()
@@ -844,6 +878,12 @@ mod tests {
         assert_eq!(change("我改主意了，报告要详细的长文。"), Some("改主意"));
         assert_eq!(change("其实不是这样"), Some("其实不是"));
         assert_eq!(change("我住在北京。"), None);
+        assert_eq!(change("以后天天喝拿铁"), Some("以后"));
+        assert_eq!(change("我以后都坐地铁上班"), Some("以后"));
+        assert_eq!(change("好的，以后周报发我邮箱"), Some("以后"));
+        assert_eq!(change("加班是等他们睡了以后弄的"), None);
+        assert_eq!(change("3天以后提醒我一下"), None);
+        assert_eq!(change("开完会以后再说"), None);
         let weak = has_change_cue("我现在更习惯华氏度。").unwrap();
         assert_eq!(weak.phrase, "现在");
         assert!(weak.weight < 0.5);
