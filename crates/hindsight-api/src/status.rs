@@ -8,6 +8,11 @@ use tonic::Status;
 /// [`NodeError::NotTaken`]): a node that handed the request over may send it to the next owner.
 pub const NOT_TAKEN_HEADER: &str = "x-hindsight-not-taken";
 
+/// Set on a resource-exhausted answer whose limit lets the request through after a known wait:
+/// the milliseconds to wait (a rate limit's bucket, a key's lockout). The HTTP edge sends it as
+/// `Retry-After`.
+pub const RETRY_AFTER_MS_HEADER: &str = "x-hindsight-retry-after-ms";
+
 pub(crate) fn from_node(e: NodeError) -> Status {
     match e {
         NodeError::Invalid(v) => invalid(v),
@@ -24,7 +29,20 @@ pub(crate) fn from_node(e: NodeError) -> Status {
         }
         NodeError::Unauthenticated(m) => Status::unauthenticated(m),
         NodeError::PermissionDenied(m) => Status::permission_denied(m),
-        NodeError::ResourceExhausted(m) => Status::resource_exhausted(m),
+        NodeError::ResourceExhausted {
+            reason,
+            retry_after,
+        } => {
+            let mut status = Status::resource_exhausted(reason);
+            if let Some(wait) = retry_after {
+                let millis = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
+                status.metadata_mut().insert(
+                    RETRY_AFTER_MS_HEADER,
+                    tonic::metadata::MetadataValue::from(millis),
+                );
+            }
+            status
+        }
         NodeError::Corrupted(m) => Status::data_loss(m),
         e @ (NodeError::Config(_) | NodeError::Internal(_)) => {
             // The client sees the message; the log keeps it for whoever runs the node.

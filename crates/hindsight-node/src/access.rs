@@ -159,10 +159,13 @@ impl Authenticator {
             split_key(token).map_err(|e| NodeError::Unauthenticated(e.to_string()))?;
         let now = Instant::now();
         if let Some(left) = self.failures.locked_for(id, now) {
-            return Err(NodeError::ResourceExhausted(format!(
-                "too many failed attempts with API key {id}: try again in {} s",
-                left.as_secs().max(1)
-            )));
+            return Err(NodeError::exhausted_for(
+                format!(
+                    "too many failed attempts with API key {id}: try again in {} s",
+                    left.as_secs().max(1)
+                ),
+                left,
+            ));
         }
         let refuse = |why: String| {
             self.failures.note_failure(id, now);

@@ -62,7 +62,7 @@ impl WriteAdmission {
             }
             Err(pending) => {
                 metrics::counter!("hindsight_writes_shed_total").increment(memories as u64);
-                Err(NodeError::ResourceExhausted(format!(
+                Err(NodeError::exhausted(format!(
                     "this node is busy: it is writing {pending} memories and takes at most {} at \
                      once, so this write of {memories} was refused and nothing of it was stored; \
                      retry after a short backoff, or send it to another node",
@@ -84,7 +84,13 @@ mod tests {
         let second = admission.admit(40).unwrap();
         assert_eq!(admission.pending(), 100);
         let refused = admission.admit(1).err().unwrap();
-        assert!(matches!(refused, NodeError::ResourceExhausted(_)));
+        assert!(matches!(
+            refused,
+            NodeError::ResourceExhausted {
+                retry_after: None,
+                ..
+            }
+        ));
         let said = refused.to_string();
         assert!(
             said.contains("writing 100 memories") && said.contains("at most 100"),

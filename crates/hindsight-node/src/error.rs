@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use hindsight_core::ValidationError;
 use thiserror::Error;
 
@@ -19,9 +21,14 @@ pub enum NodeError {
     /// The caller is known but lacks the right.
     #[error("{0}")]
     PermissionDenied(String),
-    /// A rate limit or quota was reached; the caller may retry later.
-    #[error("{0}")]
-    ResourceExhausted(String),
+    /// A rate limit or quota was reached; the caller may retry later, and after `retry_after`
+    /// when the limit knows when it will let the request through (a rate limit's bucket, a
+    /// lockout), which the API edge passes on as metadata and as HTTP's `Retry-After`.
+    #[error("{reason}")]
+    ResourceExhausted {
+        reason: String,
+        retry_after: Option<Duration>,
+    },
     /// A stored record failed its integrity check and is withheld.
     #[error("{0}")]
     Corrupted(String),
@@ -41,6 +48,23 @@ pub enum NodeError {
 impl NodeError {
     pub fn internal(e: impl std::fmt::Display) -> Self {
         NodeError::Internal(e.to_string())
+    }
+
+    /// A limit was reached and waiting alone does not lift it at a known time (a quota, a node
+    /// that sheds load).
+    pub fn exhausted(reason: impl Into<String>) -> Self {
+        NodeError::ResourceExhausted {
+            reason: reason.into(),
+            retry_after: None,
+        }
+    }
+
+    /// A limit was reached that lets the same request through after `retry_after`.
+    pub fn exhausted_for(reason: impl Into<String>, retry_after: Duration) -> Self {
+        NodeError::ResourceExhausted {
+            reason: reason.into(),
+            retry_after: Some(retry_after),
+        }
     }
 
     /// The error for a command the state machine refused when it applied.

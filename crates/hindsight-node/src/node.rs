@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 use crate::access::{Authenticator, IssuedKey};
 use crate::admission::WriteAdmission;
 use crate::bank::residency::{self, ResidencyLimits};
-use crate::bank::{BankContext, BankMsg, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
+use crate::bank::{BankContext, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
 use crate::config::NodeConfig;
 use crate::erasure::RecallErasure;
 use crate::error::NodeError;
@@ -1087,6 +1087,7 @@ impl Node {
     }
 
     /// Test hook: makes the bank's actor panic, as a bug would. Its supervisor restarts it.
+    #[cfg(feature = "test-hooks")]
     pub async fn inject_bank_panic(&self, bank: &BankName) -> Result<(), NodeError> {
         let view = self.bank_view(bank).await?;
         let handle = self
@@ -1097,7 +1098,7 @@ impl Node {
             .ok_or_else(|| NodeError::internal("bank stopped"))?;
         handle
             .actor
-            .send_message(BankMsg::InjectPanic)
+            .send_message(crate::bank::BankMsg::InjectPanic)
             .map_err(|e| NodeError::internal(e.to_string()))
     }
 

@@ -71,7 +71,7 @@ impl Reservations {
                     1,
                 );
                 tracing::info!(bank = %d.bank, held, adds = d.adds, max_bytes = d.max_bytes, "write refused: byte quota");
-                return Err(NodeError::ResourceExhausted(refusal(d, held)));
+                return Err(NodeError::exhausted(refusal(d, held)));
             }
         }
         let mut taken = vec![];
@@ -116,7 +116,13 @@ mod tests {
         let first = ledger.admit(&[demand(&bank, 40, 50)]).unwrap();
         let refused = ledger.admit(&[demand(&bank, 40, 20)]).err().unwrap();
         let message = refused.to_string();
-        assert!(matches!(refused, NodeError::ResourceExhausted(_)));
+        assert!(matches!(
+            refused,
+            NodeError::ResourceExhausted {
+                retry_after: None,
+                ..
+            }
+        ));
         assert!(message.contains("holds 90 of 100 bytes"), "{message}");
         assert!(message.contains("needs 20 more"), "{message}");
         assert!(!message.contains("retry in"), "not a rate limit: {message}");

@@ -95,9 +95,12 @@ impl RateLimiter {
         }
         let wait_ms = ((cost - bucket.tokens) / rate * 1000.0).ceil() as u64;
         metrics::counter!("hindsight_rate_limited_total").increment(1);
-        Err(NodeError::ResourceExhausted(format!(
-            "rate limit of {rate} requests/s (burst {burst}) for key {key} exceeded; retry in {wait_ms} ms"
-        )))
+        Err(NodeError::exhausted_for(
+            format!(
+                "rate limit of {rate} requests/s (burst {burst}) for key {key} exceeded; retry in {wait_ms} ms"
+            ),
+            std::time::Duration::from_millis(wait_ms),
+        ))
     }
 }
 

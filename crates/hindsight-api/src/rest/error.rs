@@ -23,6 +23,8 @@ pub struct ErrorBody {
 pub struct HttpError {
     status: StatusCode,
     body: ErrorBody,
+    /// Whole seconds after which the same request may pass, sent as `Retry-After`.
+    retry_after_secs: Option<u64>,
 }
 
 impl HttpError {
@@ -33,6 +35,7 @@ impl HttpError {
                 code: code.to_string(),
                 message: message.into(),
             },
+            retry_after_secs: None,
         }
     }
 
@@ -52,15 +55,15 @@ impl HttpError {
 impl From<tonic::Status> for HttpError {
     fn from(status: tonic::Status) -> Self {
         let (http, name) = http_status(status.code());
-        HttpError::new(http, name, status.message())
+        let mut error = HttpError::new(http, name, status.message());
+        error.retry_after_secs = retry_after_secs(&status);
+        error
     }
 }
 
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
-        let retry_after = (self.status == StatusCode::TOO_MANY_REQUESTS)
-            .then(|| retry_after_secs(&self.body.message))
-            .flatten();
+        let retry_after = self.retry_after_secs;
         let mut response = (self.status, Json(self.body)).into_response();
         if let Some(secs) = retry_after {
             response
@@ -71,10 +74,19 @@ impl IntoResponse for HttpError {
     }
 }
 
-/// The whole seconds to wait, from a rate limit's "retry in N ms" (rounded up: never too early).
-fn retry_after_secs(message: &str) -> Option<u64> {
-    let rest = &message[message.find("retry in ")? + "retry in ".len()..];
-    let millis: u64 = rest.split(" ms").next()?.trim().parse().ok()?;
+/// The whole seconds to wait that a resource-exhausted answer carries
+/// ([`crate::status::RETRY_AFTER_MS_HEADER`]), rounded up: never too early.
+fn retry_after_secs(status: &tonic::Status) -> Option<u64> {
+    if status.code() != Code::ResourceExhausted {
+        return None;
+    }
+    let millis: u64 = status
+        .metadata()
+        .get(crate::status::RETRY_AFTER_MS_HEADER)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()?;
     Some(millis.div_ceil(1000).max(1))
 }
 
@@ -121,13 +133,24 @@ mod tests {
 
     #[test]
     fn a_rate_limited_answer_says_when_to_come_back() {
-        let error = HttpError::from(tonic::Status::resource_exhausted(
-            "rate limit of 5 requests/s (burst 5) for key k exceeded; retry in 1954 ms",
-        ));
-        let response = error.into_response();
+        let limited = hindsight_node::NodeError::exhausted_for(
+            "rate limit of 5 requests/s (burst 5) for key k exceeded",
+            std::time::Duration::from_millis(1954),
+        );
+        let response = HttpError::from(crate::status::from_node(limited)).into_response();
         assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(response.headers()[header::RETRY_AFTER], "2");
-        assert_eq!(retry_after_secs("retry in 1 ms"), Some(1));
-        assert_eq!(retry_after_secs("bank over its quota"), None);
+        let brief =
+            hindsight_node::NodeError::exhausted_for("k", std::time::Duration::from_millis(1));
+        let response = HttpError::from(crate::status::from_node(brief)).into_response();
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+    }
+
+    #[test]
+    fn a_limit_that_waiting_does_not_lift_names_no_time() {
+        let over = hindsight_node::NodeError::exhausted("bank over its quota of 10 memories");
+        let response = HttpError::from(crate::status::from_node(over)).into_response();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(response.headers().get(header::RETRY_AFTER).is_none());
     }
 }

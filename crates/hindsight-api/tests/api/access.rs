@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use hindsight_api::ClientError;
 use hindsight_core::auth::Grant;
 use hindsight_core::RecallRequest;
 use tonic::Code;
@@ -203,6 +204,17 @@ async fn a_flood_over_one_keys_rate_is_refused_and_other_keys_are_served() {
             Err(e) => {
                 assert_eq!(e.code(), Some(Code::ResourceExhausted), "{e}");
                 assert!(e.to_string().contains("retry in"), "{e}");
+                // The wait travels as a field, not only in the words.
+                let ClientError::Status(status) = &e else {
+                    panic!("a refusal is a status: {e}");
+                };
+                let wait_ms: u64 = status
+                    .metadata()
+                    .get(hindsight_api::status::RETRY_AFTER_MS_HEADER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| panic!("no retry-after metadata on {status:?}"));
+                assert!((1..=1_000).contains(&wait_ms), "{wait_ms} ms");
                 refused += 1;
             }
         }

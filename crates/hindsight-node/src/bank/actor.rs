@@ -22,6 +22,7 @@ pub enum BankMsg {
     /// Writes the indexes to disk if they changed since the last dump.
     Dump(Option<RpcReplyPort<()>>),
     /// Test hook: fail as a bug would, to exercise supervision.
+    #[cfg(feature = "test-hooks")]
     InjectPanic,
 }
 
@@ -81,6 +82,7 @@ impl Actor for BankActor {
                     let _ = reply.send(());
                 }
             }
+            #[cfg(feature = "test-hooks")]
             BankMsg::InjectPanic => panic!("injected failure in bank actor {}", state.view.name),
         }
         Ok(())
