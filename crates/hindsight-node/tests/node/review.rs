@@ -1,0 +1,104 @@
+//! Review: replacements found for replaced statements, and backlogs reviewed in bounded cycles.
+
+use hindsight_core::{RecallRequest, Status};
+use hindsight_node::Node;
+
+use crate::harness::{bank, config, ts, write};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_worded_like_a_replaced_statement_finds_its_replacement() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = Node::start(config(dir.path())).await.unwrap();
+    let mut old = write("a/update", "My usual coffee is a flat white.");
+    old.occurred_at = Some(ts("2026-03-01T09:00:00Z"));
+    let old = node.write(old).await.unwrap().id;
+    let mut new = write(
+        "a/update",
+        "Actually, I switched my coffee to an oat latte.",
+    );
+    new.occurred_at = Some(ts("2026-03-05T09:00:00Z"));
+    let new = node.write(new).await.unwrap().id;
+    let report = node
+        .review(bank("a/update"), Some(ts("2026-03-06T00:00:00Z")))
+        .await
+        .unwrap();
+    assert!(report.updated.contains(&old), "{report:?}");
+
+    let mut request =
+        RecallRequest::new(vec![bank("a/update")], "my usual coffee is a flat white", 5);
+    request.as_of = Some(ts("2026-03-07T00:00:00Z"));
+    let hits = node.recall(request.clone()).await.unwrap().hits;
+    let ids: Vec<_> = hits.iter().map(|h| h.memory.id).collect();
+    assert_eq!(
+        ids,
+        vec![new],
+        "the replacement stands in for the replaced statement"
+    );
+    let semantic = hits[0]
+        .explain
+        .arms
+        .iter()
+        .find(|a| a.arm == "semantic")
+        .expect("a semantic hit");
+    assert!(
+        semantic.score > 0.9,
+        "it carries the replaced statement's match: {semantic:?}"
+    );
+    // Before the change, the old statement answers for itself.
+    request.as_of = Some(ts("2026-03-03T00:00:00Z"));
+    let hits = node.recall(request).await.unwrap().hits;
+    assert_eq!(
+        hits.iter().map(|h| h.memory.id).collect::<Vec<_>>(),
+        vec![old]
+    );
+    node.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_backlog_is_reviewed_in_bounded_cycles_that_still_find_its_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path());
+    config.review.max_changed_per_cycle = 2;
+    let node = Node::start(config).await.unwrap();
+    let mut old = write("a/backlog", "My usual coffee is a flat white.");
+    old.occurred_at = Some(ts("2026-03-01T09:00:00Z"));
+    let old = node.write(old).await.unwrap().id;
+    for (n, filler) in [
+        "The quarterly report goes out on Fridays.",
+        "Deploys need a green build first.",
+        "The team lunch is on Thursday.",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut request = write("a/backlog", filler);
+        request.occurred_at = Some(ts(&format!("2026-03-0{}T09:00:00Z", n + 2)));
+        node.write(request).await.unwrap();
+    }
+    let mut new = write(
+        "a/backlog",
+        "Actually, I switched my coffee to an oat latte.",
+    );
+    new.occurred_at = Some(ts("2026-03-08T09:00:00Z"));
+    node.write(new).await.unwrap();
+
+    let first = node.review(bank("a/backlog"), None).await.unwrap();
+    assert!(first.cycle.changed <= 2, "{:?}", first.cycle);
+    assert_eq!(first.backlog, 3, "five changes, two taken: {first:?}");
+    let mut cycles = 1;
+    loop {
+        let report = node.review(bank("a/backlog"), None).await.unwrap();
+        cycles += 1;
+        assert!(report.cycle.changed <= 2, "{:?}", report.cycle);
+        if report.backlog == 0 {
+            break;
+        }
+        assert!(cycles < 10, "the backlog must shrink: {report:?}");
+    }
+    let old = node.get(old).await.unwrap();
+    assert!(
+        matches!(old.status, Status::Superseded { .. }),
+        "the replacement, reviewed cycles after the original, still supersedes it: {old:?}"
+    );
+    node.shutdown().await;
+}
