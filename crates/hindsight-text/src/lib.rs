@@ -34,6 +34,7 @@
 mod analyzer;
 mod cues;
 mod entities;
+pub mod grammar;
 mod lang;
 mod lexicon;
 mod present;
