@@ -327,7 +327,8 @@ impl EntityIndex {
             .min(self.cfg.max_fanout);
         let best = seeds.first().map_or(1.0, |s| s.1).max(f32::MIN_POSITIVE);
         let query: HashSet<u32> = query.iter().copied().collect();
-        let mut bridges: HashMap<u32, f32> = HashMap::new();
+        // Each bridge with its strength and the best hop-1 score of a seed that leads to it.
+        let mut bridges: HashMap<u32, (f32, f32)> = HashMap::new();
         for &(m, s) in seeds {
             let mem = st.mems[m as usize].as_ref().expect("seed is live");
             for &e in &mem.entities {
@@ -337,23 +338,30 @@ impl EntityIndex {
                     continue;
                 }
                 let strength = st.weight(df) * s / best;
-                let slot = bridges.entry(e).or_insert(0.0);
-                *slot = slot.max(strength);
+                let slot = bridges.entry(e).or_insert((0.0, 0.0));
+                *slot = (slot.0.max(strength), slot.1.max(s));
             }
         }
-        let mut bridges: Vec<(u32, f32)> = bridges.into_iter().collect();
-        bridges.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut bridges: Vec<(u32, (f32, f32))> = bridges.into_iter().collect();
+        bridges.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
         bridges.truncate(self.cfg.max_bridges);
-        let mut hop2: HashMap<u32, f32> = HashMap::new();
-        for &(e, strength) in &bridges {
+        let mut hop2: HashMap<u32, (f32, f32)> = HashMap::new();
+        for &(e, (strength, seed)) in &bridges {
             for &m in &st.postings[e as usize] {
                 if !hop1.contains_key(&m) {
-                    *hop2.entry(m).or_insert(0.0) += self.cfg.hop2_decay * strength;
+                    let slot = hop2.entry(m).or_insert((0.0, 0.0));
+                    *slot = (slot.0 + self.cfg.hop2_decay * strength, slot.1.max(seed));
                 }
             }
         }
-        let mut ranked: Vec<(u128, f32)> =
-            hop2.into_iter().map(|(m, s)| (st.mem_id(m), s)).collect();
+        // A memory reached through a bridge is related to the query through the seed that led
+        // to it, and so at most `hop2_decay` as strongly as that seed: rare entities co-mentioned
+        // beside a name that half of a chat's turns carry (a speaker's) would otherwise single
+        // out memories the query never named, above the ones it did.
+        let mut ranked: Vec<(u128, f32)> = hop2
+            .into_iter()
+            .map(|(m, (score, seed))| (st.mem_id(m), score.min(self.cfg.hop2_decay * seed)))
+            .collect();
         // The top k can take no more than the first k that pass.
         best_passing(&mut ranked, k, |h| *h, filter)
     }
@@ -533,6 +541,32 @@ mod tests {
             }
         }
         assert!(compared > 1_000, "only {compared} searches found anything");
+    }
+
+    #[test]
+    fn a_memory_reached_through_a_bridge_never_outranks_the_seeds_that_lead_to_it() {
+        // A chat: the speaker's name is on every other turn, so it singles out little; one turn
+        // of theirs also names two rare places, and so do two turns of someone else's.
+        let idx = EntityIndex::new();
+        for i in 0..40u128 {
+            idx.upsert(i, &["dev"]);
+        }
+        for i in 40..80u128 {
+            idx.upsert(i, &["priya"]);
+        }
+        idx.upsert(100, &["dev", "door county", "milwaukee"]);
+        idx.upsert(101, &["priya", "door county", "milwaukee"]);
+        idx.upsert(102, &["door county", "milwaukee"]);
+        let hits = idx.search(&["dev"], 2, 200, &|_| true);
+        let score = |id: u128| hits.iter().find(|h| h.0 == id).map(|h| h.1);
+        let seed = score(100).expect("the turn naming the speaker");
+        for bridged in [101, 102] {
+            let s = score(bridged).expect("reached through the rare places");
+            assert!(
+                s <= EntityConfig::default().hop2_decay * seed + 1e-6,
+                "memory {bridged} at {s} against its seed's {seed}"
+            );
+        }
     }
 
     #[test]

@@ -274,13 +274,18 @@ fn a_batch_of_queries_gets_what_each_query_gets_alone() {
     assert!(scanned.search_batch(&short, 5, 64, &|_| true).is_err());
 }
 
+const LOADED_POINTS: usize = 10_000;
+
 #[test]
 fn a_dump_without_its_graph_loads_at_once_and_builds_the_graph_behind_searches() {
     let dim = 16;
     let mut cfg = VectorConfig::new(dim);
     cfg.background_rebuild = false;
+    cfg.exact_threshold = 4 * LOADED_POINTS;
     let scanned = VectorIndex::new(cfg.clone());
-    insert_all(&scanned, 0, &vectors(10, 2_000, dim));
+    // Enough points that linking them takes far longer than a busy machine's pause between the
+    // load's return and the look at its state (2,000 were linked in that pause under load).
+    insert_all(&scanned, 0, &vectors(10, LOADED_POINTS, dim));
     let dir = tempfile::tempdir().unwrap();
     let dump = scanned.dump_into(dir.path()).unwrap();
     assert!(
@@ -291,7 +296,7 @@ fn a_dump_without_its_graph_loads_at_once_and_builds_the_graph_behind_searches()
     cfg.exact_threshold = 1_000;
     cfg.background_rebuild = true;
     let loaded = VectorIndex::load_from(dir.path(), cfg, None).unwrap();
-    // Linking 2,000 points takes far longer than returning from the load did.
+    // Linking them takes far longer than returning from the load did.
     let stats = loaded.stats();
     assert!(
         stats.graph_points.is_none() && stats.rebuilding,
@@ -306,7 +311,7 @@ fn a_dump_without_its_graph_loads_at_once_and_builds_the_graph_behind_searches()
         assert_eq!(got.len(), 10);
     }
     loaded.wait_for_rebuild();
-    assert_eq!(loaded.stats().graph_points, Some(2_000));
+    assert_eq!(loaded.stats().graph_points, Some(LOADED_POINTS));
     loaded.set_ef_search(64);
     let r = recall(&loaded, &vectors(12, 50, dim), &|_| true);
     assert!(r >= 0.95, "recall@10 once the graph is built = {r}");
