@@ -1,17 +1,15 @@
 //! Who is calling: the API key in a request's metadata, resolved by the node into a principal
 //! whose rights every RPC checks before it acts.
 
-use hindsight_core::auth::{ApiKey, Principal, Right};
-use hindsight_core::{BankName, ValidationError};
+use hindsight_core::auth::{Principal, Right};
+use hindsight_core::BankName;
 use hindsight_node::{access, Node};
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Status};
 
-use crate::pb;
 use crate::status::from_node;
 
-/// The metadata key a client sends its key under, as `Bearer <key>`.
-pub const AUTHORIZATION: &str = "authorization";
+pub use hindsight_client::status::AUTHORIZATION;
 
 pub(crate) fn principal<T>(node: &Node, request: &Request<T>) -> Result<Principal, Status> {
     node.authenticate(token(request.metadata()).as_deref())
@@ -50,38 +48,4 @@ pub(crate) fn require_on_memory(
 
 pub(crate) fn require_global_admin(principal: &Principal) -> Result<(), Status> {
     access::require_global_admin(principal).map_err(from_node)
-}
-
-impl From<&ApiKey> for pb::ApiKeyInfo {
-    fn from(k: &ApiKey) -> Self {
-        pb::ApiKeyInfo {
-            id: k.id.clone(),
-            principal: k.principal.clone(),
-            grants: k.grants.iter().map(ToString::to_string).collect(),
-            created_at: k.created_at.to_rfc3339(),
-            revoked_at: k.revoked_at.map(|t| t.to_rfc3339()),
-        }
-    }
-}
-
-impl TryFrom<pb::ApiKeyInfo> for ApiKey {
-    type Error = ValidationError;
-
-    fn try_from(k: pb::ApiKeyInfo) -> Result<Self, ValidationError> {
-        Ok(ApiKey {
-            id: k.id,
-            principal: k.principal,
-            secret_sha256: String::new(),
-            grants: k
-                .grants
-                .iter()
-                .map(|g| g.parse())
-                .collect::<Result<_, _>>()?,
-            created_at: hindsight_core::Timestamp::parse_rfc3339(&k.created_at)?,
-            revoked_at: k
-                .revoked_at
-                .map(|t| hindsight_core::Timestamp::parse_rfc3339(&t))
-                .transpose()?,
-        })
-    }
 }

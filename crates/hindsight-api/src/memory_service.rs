@@ -1,3 +1,6 @@
+use hindsight_client::convert;
+use hindsight_client::convert::opt_time;
+use hindsight_client::convert::retrieval::recall_id;
 use hindsight_core::retrieval::RetrievalQuery;
 use hindsight_core::{
     BankName, Consistency, FeedbackOutcome, Memory, MemoryId, RecallRequest, WriteRequest,
@@ -8,8 +11,6 @@ use tonic::{Request, Response, Status};
 use hindsight_core::auth::{Principal, Right};
 
 use crate::access::{principal, require, require_on_memory};
-use crate::convert::opt_time;
-use crate::convert::retrieval::recall_id;
 use crate::gateway::{bank_partition, forward_to_owners, is_forwarded, memory_partition};
 use crate::pb;
 use crate::pb::memory_service_client::MemoryServiceClient;
@@ -169,8 +170,7 @@ impl MemoryService for MemoryApi {
         let caller = principal(&self.node, &request)?;
         let request = request.into_inner();
         let id: MemoryId = request.id.parse().map_err(invalid)?;
-        let consistency =
-            crate::convert::consistency(request.consistency.as_deref()).map_err(invalid)?;
+        let consistency = convert::consistency(request.consistency.as_deref()).map_err(invalid)?;
         let memory = self
             .node
             .get_unverified(id, consistency)
@@ -312,7 +312,7 @@ impl MemoryService for MemoryApi {
         let request = request.into_inner();
         let bank: BankName = request.bank.parse().map_err(invalid)?;
         require(&caller, Right::Write, &bank)?;
-        let trace = crate::convert::reflect::trace_of(&request).map_err(invalid)?;
+        let trace = convert::reflect::trace_of(&request).map_err(invalid)?;
         let report = self
             .node
             .reflect(bank, trace, request.task_id, request.dry_run)

@@ -6,8 +6,8 @@ use hindsight_core::auth::Grant;
 use crate::access::{principal, require_global_admin};
 use crate::pb;
 use crate::pb::node_service_server::NodeService;
-use crate::server_status::ServerStatus;
 use crate::status::{from_node, invalid};
+use crate::ServerStatus;
 
 /// `hindsight.v1.NodeService` over a node.
 #[derive(Clone)]
@@ -214,7 +214,18 @@ async fn cluster_status(
         committed_index: s.committed_index,
         applied_index: s.applied_index,
         millis_since_quorum_ack: s.millis_since_quorum_ack,
-        members: s.members.into_iter().map(pb::ClusterMember::from).collect(),
+        members: s.members.into_iter().map(member).collect(),
+    }
+}
+
+fn member(m: hindsight_cluster::ClusterMember) -> pb::ClusterMember {
+    pb::ClusterMember {
+        node_id: m.node_id,
+        address: m.address,
+        voter: m.voter,
+        lag: m.lag,
+        reachable: m.reachable,
+        millis_since_ack: m.millis_since_ack,
     }
 }
 

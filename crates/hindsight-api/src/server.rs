@@ -24,8 +24,7 @@ use crate::pb::node_service_server::NodeServiceServer;
 use crate::tls::ServerTls;
 use crate::{http, pb};
 
-/// Batch writes and recalls with full records exceed tonic's 4 MiB default.
-pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+pub use hindsight_client::MAX_MESSAGE_BYTES;
 
 /// How often the health service re-checks the node's readiness.
 const READINESS_POLL: Duration = Duration::from_millis(250);

@@ -4,14 +4,8 @@ use hindsight_core::ValidationError;
 use hindsight_node::NodeError;
 use tonic::Status;
 
-/// Set on an unavailable answer whose request was not carried out at all (see
-/// [`NodeError::NotTaken`]): a node that handed the request over may send it to the next owner.
-pub const NOT_TAKEN_HEADER: &str = "x-hindsight-not-taken";
-
-/// Set on a resource-exhausted answer whose limit lets the request through after a known wait:
-/// the milliseconds to wait (a rate limit's bucket, a key's lockout). The HTTP edge sends it as
-/// `Retry-After`.
-pub const RETRY_AFTER_MS_HEADER: &str = "x-hindsight-retry-after-ms";
+// Clients read these names too; `from_node` below sets the headers.
+pub use hindsight_client::status::{code_name, NOT_TAKEN_HEADER, RETRY_AFTER_MS_HEADER};
 
 pub(crate) fn from_node(e: NodeError) -> Status {
     match e {
@@ -49,30 +43,6 @@ pub(crate) fn from_node(e: NodeError) -> Status {
             tracing::error!(error = %e, "request failed");
             Status::internal(e.to_string())
         }
-    }
-}
-
-/// A gRPC code's name as HTTP errors and the CLI print it (`not_found`, `invalid_argument` …).
-pub fn code_name(code: tonic::Code) -> &'static str {
-    use tonic::Code;
-    match code {
-        Code::Ok => "ok",
-        Code::Cancelled => "cancelled",
-        Code::Unknown => "unknown",
-        Code::InvalidArgument => "invalid_argument",
-        Code::DeadlineExceeded => "deadline_exceeded",
-        Code::NotFound => "not_found",
-        Code::AlreadyExists => "already_exists",
-        Code::PermissionDenied => "permission_denied",
-        Code::ResourceExhausted => "resource_exhausted",
-        Code::FailedPrecondition => "failed_precondition",
-        Code::Aborted => "aborted",
-        Code::OutOfRange => "out_of_range",
-        Code::Unimplemented => "unimplemented",
-        Code::Internal => "internal",
-        Code::Unavailable => "unavailable",
-        Code::DataLoss => "data_loss",
-        Code::Unauthenticated => "unauthenticated",
     }
 }
 

@@ -1,6 +1,7 @@
 //! The Hindsight domain model: memories, banks, the commands that change them and the pure rules that
 //! apply those commands. Nothing here does I/O; the store supplies state through [`apply::StateMut`].
 
+pub mod api_types;
 pub mod apply;
 pub mod bank;
 mod bank_codec;
@@ -23,6 +24,7 @@ pub mod strategy;
 pub mod time;
 pub mod write;
 
+pub use api_types::{BankInfo, BankPatch, FeedbackReport, NodeStatus, ReviewReport, Trace};
 pub use bank::{BankConfig, BankName, ScoringWeights};
 pub use command::{Command, CommandOutcome, ItemVectors, WriteItem};
 pub use error::ValidationError;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::bank::BankName;
+use crate::error::ValidationError;
 use crate::id::MemoryId;
 use crate::memory::{Memory, Status};
 use crate::time::Timestamp;
@@ -114,6 +115,30 @@ pub enum ResolutionOutcome {
     DiscardBoth,
 }
 
+/// A resolution's name as the API, the CLI and the history write it.
+pub fn outcome_name(outcome: ResolutionOutcome) -> &'static str {
+    match outcome {
+        ResolutionOutcome::KeepA => "keep_a",
+        ResolutionOutcome::KeepB => "keep_b",
+        ResolutionOutcome::KeepBoth => "keep_both",
+        ResolutionOutcome::DiscardBoth => "discard_both",
+    }
+}
+
+pub fn parse_outcome(name: &str) -> Result<ResolutionOutcome, ValidationError> {
+    match name {
+        "keep_a" => Ok(ResolutionOutcome::KeepA),
+        "keep_b" => Ok(ResolutionOutcome::KeepB),
+        "keep_both" => Ok(ResolutionOutcome::KeepBoth),
+        "discard_both" => Ok(ResolutionOutcome::DiscardBoth),
+        other => Err(ValidationError::UnknownEnumValue {
+            field: "outcome",
+            value: other.to_string(),
+            expected: "keep_a, keep_b, keep_both, discard_both",
+        }),
+    }
+}
+
 /// Metadata key a quarantined memory gets once a model has looked at it (`confirmed by …` or
 /// `released by …`), so that each one is checked once.
 pub const QUARANTINE_CHECK: &str = "quarantine_check";
@@ -180,4 +205,23 @@ pub struct ReviewState {
     /// Pairs judged later because a budget ran out: memory ids, smaller first.
     pub deferred: Vec<(MemoryId, MemoryId)>,
     pub next_conflict: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_outcome_reads_back_from_its_name() {
+        for outcome in [
+            ResolutionOutcome::KeepA,
+            ResolutionOutcome::KeepB,
+            ResolutionOutcome::KeepBoth,
+            ResolutionOutcome::DiscardBoth,
+        ] {
+            assert_eq!(parse_outcome(outcome_name(outcome)), Ok(outcome));
+        }
+        let refused = parse_outcome("keep_all").unwrap_err().to_string();
+        assert!(refused.contains("keep_a, keep_b"), "{refused}");
+    }
 }

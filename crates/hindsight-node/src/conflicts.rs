@@ -136,27 +136,9 @@ pub async fn resolve(
     Ok((conflict, changed))
 }
 
-pub fn outcome_name(outcome: ResolutionOutcome) -> &'static str {
-    match outcome {
-        ResolutionOutcome::KeepA => "keep_a",
-        ResolutionOutcome::KeepB => "keep_b",
-        ResolutionOutcome::KeepBoth => "keep_both",
-        ResolutionOutcome::DiscardBoth => "discard_both",
-    }
-}
+pub use hindsight_core::review::outcome_name;
 
+/// [`hindsight_core::review::parse_outcome`] as the node's callers handle errors.
 pub fn parse_outcome(name: &str) -> Result<ResolutionOutcome, NodeError> {
-    match name {
-        "keep_a" => Ok(ResolutionOutcome::KeepA),
-        "keep_b" => Ok(ResolutionOutcome::KeepB),
-        "keep_both" => Ok(ResolutionOutcome::KeepBoth),
-        "discard_both" => Ok(ResolutionOutcome::DiscardBoth),
-        other => Err(NodeError::Invalid(
-            hindsight_core::ValidationError::UnknownEnumValue {
-                field: "outcome",
-                value: other.to_string(),
-                expected: "keep_a, keep_b, keep_both, discard_both",
-            },
-        )),
-    }
+    hindsight_core::review::parse_outcome(name).map_err(NodeError::Invalid)
 }

@@ -7,23 +7,13 @@ use hindsight_core::retrieval::{
     FeedbackEvent, FeedbackOutcome, LoggedHit, RecallId, RetrievalQuery,
 };
 use hindsight_core::{
-    Memory, MemoryId, RecallRequest, RecallResponse, RetrievalRecord, Timestamp, ValidationError,
+    MemoryId, RecallRequest, RecallResponse, RetrievalRecord, Timestamp, ValidationError,
 };
-use serde::{Deserialize, Serialize};
 
 use crate::error::NodeError;
 use crate::node::Node;
 
-/// What feedback did to a memory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FeedbackReport {
-    /// The memory after the feedback.
-    pub memory: Memory,
-    pub confidence_before: f32,
-    pub confidence_after: f32,
-    /// False when the same feedback on this recall and memory came before: nothing changed.
-    pub applied: bool,
-}
+pub use hindsight_core::api_types::FeedbackReport;
 
 /// Records a served recall and gives the response its recall id: `part_of`, when the recall is
 /// one part of a recall over several partitions whose caller already has that id, else a new one.

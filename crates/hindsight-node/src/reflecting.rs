@@ -2,7 +2,7 @@
 //! like any other with the source `reflection`. The rules reflector runs by default; the LLM one
 //! when `[reflect] reflector = "llm"`, over the review's chat endpoint.
 
-use hindsight_core::write::{WriteOutcome, WriteRequest};
+use hindsight_core::write::WriteRequest;
 use hindsight_core::{BankName, Kind, Provenance, SourceKind, Subtype, Timestamp};
 use hindsight_llm::{ChatClient, LlmReflectConfig, LlmReflector};
 use hindsight_review::reflect::{ReflectError, Reflection, Reflector, RulesReflector, TaskTrace};
@@ -12,6 +12,8 @@ use crate::error::NodeError;
 use crate::judging::LlmJudgeSection;
 use crate::node::Node;
 
+pub use hindsight_review::reflect::ReflectReport;
+
 /// Which reflector turns traces into memories.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -19,15 +21,6 @@ pub enum ReflectorKind {
     #[default]
     Rules,
     Llm,
-}
-
-/// What one `reflect` call kept.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReflectReport {
-    pub reflector: String,
-    /// Each reflection with what became of it (absent on a dry run).
-    pub memories: Vec<(Reflection, Option<WriteOutcome>)>,
-    pub tokens_used: u64,
 }
 
 /// The node's reflector.

@@ -54,7 +54,7 @@ use std::collections::HashSet;
 use hindsight_text::Lang;
 
 pub use error::ReflectError;
-pub use reflection::Reflection;
+pub use reflection::{ReflectReport, Reflection};
 pub use trace::{
     Outcome, TaskTrace, ToolCall, MAX_TOOL_NAME_BYTES, MAX_TRACE_STEPS, MAX_TRACE_TEXT_BYTES,
     MAX_TRACE_TOOL_CALLS,

@@ -1,6 +1,6 @@
 //! A candidate memory drawn from a trace, with its tags.
 
-use hindsight_core::{Kind, Subtype};
+use hindsight_core::{Kind, Subtype, WriteOutcome};
 use serde::{Deserialize, Serialize};
 
 use super::clip::clip_bytes;
@@ -42,4 +42,13 @@ impl Reflection {
         }
         self
     }
+}
+
+/// What one `reflect` call kept.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReflectReport {
+    pub reflector: String,
+    /// Each reflection with what became of it (absent on a dry run).
+    pub memories: Vec<(Reflection, Option<WriteOutcome>)>,
+    pub tokens_used: u64,
 }

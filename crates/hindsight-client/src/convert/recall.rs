@@ -62,7 +62,7 @@ impl From<&RecallRequest> for pb::RecallRequest {
     }
 }
 
-pub(crate) fn consistency(value: Option<&str>) -> Result<Consistency, ValidationError> {
+pub fn consistency(value: Option<&str>) -> Result<Consistency, ValidationError> {
     match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
         None | Some("") | Some("linearizable") => Ok(Consistency::Linearizable),
         Some("eventual") => Ok(Consistency::Eventual),

@@ -1,9 +1,9 @@
 //! Node status, review reports and traces.
 
-use hindsight_core::review::{Conflict, ConflictResolution, CycleReport};
-use hindsight_core::ValidationError;
-use hindsight_node::conflicts::{outcome_name, parse_outcome};
-use hindsight_node::{NodeStatus, ReviewReport, Trace};
+use hindsight_core::review::{
+    outcome_name, parse_outcome, Conflict, ConflictResolution, CycleReport,
+};
+use hindsight_core::{NodeStatus, ReviewReport, Trace, ValidationError};
 
 use super::{convert_all, ids, parse_ids, parse_time, required, time};
 use crate::pb;
@@ -42,19 +42,6 @@ impl From<pb::StatusResponse> for ServerStatus {
             },
             ready: s.ready,
             version: s.version,
-        }
-    }
-}
-
-impl From<hindsight_cluster::ClusterMember> for pb::ClusterMember {
-    fn from(m: hindsight_cluster::ClusterMember) -> Self {
-        pb::ClusterMember {
-            node_id: m.node_id,
-            address: m.address,
-            voter: m.voter,
-            lag: m.lag,
-            reachable: m.reachable,
-            millis_since_ack: m.millis_since_ack,
         }
     }
 }
@@ -151,13 +138,7 @@ impl TryFrom<pb::Conflict> for Conflict {
     fn try_from(c: pb::Conflict) -> Result<Self, ValidationError> {
         let resolution = match (c.outcome, c.resolved_at) {
             (Some(outcome), Some(at)) => Some(ConflictResolution {
-                outcome: parse_outcome(&outcome).map_err(|_| {
-                    ValidationError::UnknownEnumValue {
-                        field: "outcome",
-                        value: outcome.clone(),
-                        expected: "keep_a, keep_b, keep_both, discard_both",
-                    }
-                })?,
+                outcome: parse_outcome(&outcome)?,
                 resolved_at: parse_time(&at)?,
                 note: c.note,
             }),

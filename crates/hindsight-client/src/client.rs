@@ -5,24 +5,24 @@ use hindsight_core::auth::{ApiKey, Grant};
 use hindsight_core::retrieval::{RecallId, RetrievalQuery};
 use hindsight_core::review::Conflict;
 use hindsight_core::{
-    BankConfig, BankName, FeedbackOutcome, Memory, MemoryId, RecallRequest, RecallResponse,
-    RetrievalRecord, Timestamp, ValidationError, WriteOutcome, WriteRequest,
+    BankConfig, BankInfo, BankName, BankPatch, FeedbackOutcome, FeedbackReport, Memory, MemoryId,
+    RecallRequest, RecallResponse, RetrievalRecord, ReviewReport, Timestamp, Trace,
+    ValidationError, WriteOutcome, WriteRequest,
 };
-use hindsight_node::reflecting::ReflectReport;
-use hindsight_node::{BankInfo, BankPatch, FeedbackReport, ReviewReport, Trace};
-use hindsight_review::reflect::TaskTrace;
+use hindsight_review::reflect::{ReflectReport, TaskTrace};
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::interceptor::InterceptedService;
 use tonic::service::Interceptor;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
-use crate::client_error::ClientError;
+use crate::error::ClientError;
 use crate::pb;
 use crate::pb::bank_service_client::BankServiceClient;
 use crate::pb::memory_service_client::MemoryServiceClient;
 use crate::pb::node_service_client::NodeServiceClient;
-use crate::server::MAX_MESSAGE_BYTES;
 use crate::server_status::ServerStatus;
+use crate::status::AUTHORIZATION;
+use crate::MAX_MESSAGE_BYTES;
 
 /// What a client needs for TLS: the CA that signed the server's certificate, and for mutual TLS
 /// its own certificate and key (PEM).
@@ -62,9 +62,7 @@ impl Interceptor for ApiKeyHeader {
         mut request: tonic::Request<()>,
     ) -> Result<tonic::Request<()>, tonic::Status> {
         if let Some(value) = &self.0 {
-            request
-                .metadata_mut()
-                .insert(crate::access::AUTHORIZATION, value.clone());
+            request.metadata_mut().insert(AUTHORIZATION, value.clone());
         }
         Ok(request)
     }

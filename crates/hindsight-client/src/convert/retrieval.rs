@@ -1,8 +1,7 @@
 //! The retrieval log and feedback on recalled memories.
 
 use hindsight_core::retrieval::{FeedbackEvent, LoggedHit, RecallId, RetrievalQuery};
-use hindsight_core::{RetrievalRecord, ValidationError};
-use hindsight_node::FeedbackReport;
+use hindsight_core::{FeedbackReport, RetrievalRecord, ValidationError};
 
 use super::{opt_time, parse_time, required, time};
 use crate::pb;

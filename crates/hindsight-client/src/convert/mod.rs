@@ -1,14 +1,16 @@
 //! Conversions between the wire types and the domain model, both ways: the server reads requests and
 //! writes responses, the client does the opposite. Reading fails with the domain's own
-//! `ValidationError`, so a client sees the same message whichever interface it used.
+//! `ValidationError`, so a client sees the same message whichever interface it used. The free
+//! functions are public for the server, which reads some request fields by themselves.
 
+mod auth;
 mod bank;
 mod memory;
 mod node;
 mod recall;
-pub(crate) use recall::consistency;
-pub(crate) mod reflect;
-pub(crate) mod retrieval;
+pub use recall::consistency;
+pub mod reflect;
+pub mod retrieval;
 mod write;
 
 use hindsight_core::{MemoryId, Timestamp, ValidationError};
@@ -21,7 +23,8 @@ fn parse_time(value: &str) -> Result<Timestamp, ValidationError> {
     Timestamp::parse_rfc3339(value)
 }
 
-pub(crate) fn opt_time(value: Option<&str>) -> Result<Option<Timestamp>, ValidationError> {
+/// An optional RFC 3339 time, as requests carry them.
+pub fn opt_time(value: Option<&str>) -> Result<Option<Timestamp>, ValidationError> {
     value.map(parse_time).transpose()
 }
 
@@ -53,11 +56,10 @@ mod tests {
     use hindsight_core::memory::{AccessStats, Signature, StatusChange};
     use hindsight_core::recall::{ArmHit, Explain, RecallFilters, RecallHit};
     use hindsight_core::{
-        BankConfig, Consistency, Disposition, HistoryEntry, HistoryKind, Kind, Memory, Provenance,
-        RecallRequest, RecallResponse, Slot, SourceKind, Status, Subtype, Support, WriteOutcome,
-        WriteRequest,
+        BankConfig, BankInfo, BankPatch, Consistency, Disposition, HistoryEntry, HistoryKind, Kind,
+        Memory, Provenance, RecallRequest, RecallResponse, ReviewReport, Slot, SourceKind, Status,
+        Subtype, Support, Trace, WriteOutcome, WriteRequest,
     };
-    use hindsight_node::{BankInfo, BankPatch, ReviewReport, Trace};
 
     use super::*;
     use crate::pb;

@@ -1,8 +1,7 @@
 //! Task traces and what reflection kept.
 
 use hindsight_core::{Kind, Subtype, ValidationError};
-use hindsight_node::reflecting::ReflectReport;
-use hindsight_review::reflect::{Outcome, Reflection, TaskTrace, ToolCall};
+use hindsight_review::reflect::{Outcome, ReflectReport, Reflection, TaskTrace, ToolCall};
 
 use crate::pb;
 

@@ -1,8 +1,7 @@
 //! Bank settings.
 
 use hindsight_core::strategy::Strategies;
-use hindsight_core::{BankConfig, ScoringWeights, ValidationError};
-use hindsight_node::{BankInfo, BankPatch};
+use hindsight_core::{BankConfig, BankInfo, BankPatch, ScoringWeights, ValidationError};
 
 use super::{parse_time, required, time};
 use crate::pb;

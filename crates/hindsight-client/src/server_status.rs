@@ -1,4 +1,4 @@
-use hindsight_node::NodeStatus;
+use hindsight_core::NodeStatus;
 
 /// A node's status as a client sees it: the node's own report plus what only the server knows.
 #[derive(Clone, Debug, PartialEq)]
