@@ -918,13 +918,13 @@ impl Node {
         }
     }
 
-    /// Heap bytes of `bank` on this node, by part (its records, then its indexes' parts); `None`
-    /// when the bank is not loaded here.
     /// Heap bytes the loaded banks may hold together (`index.memory_budget_mb` or its default).
     pub fn memory_budget_bytes(&self) -> u64 {
         self.inner.config.index.memory_budget_bytes()
     }
 
+    /// Heap bytes of `bank` on this node, by part (its records, then its indexes' parts); `None`
+    /// when the bank is not loaded here.
     pub fn bank_heap_bytes(&self, bank: &BankName) -> Option<Vec<(&'static str, u64)>> {
         let handle = self.context().registry.get(bank)?;
         Some(handle.view.heap_parts())

@@ -194,9 +194,8 @@ async fn load_view(
     // and replaying one the load already saw is harmless.
     let applied = reader.last_applied_index();
     let view = Arc::new(BankView::new(config, index, applied));
-    context
-        .registry
-        .insert(bank.clone(), BankHandle::new(myself.clone(), view.clone()));
+    let handle = BankHandle::loading(myself.clone(), view.clone());
+    context.registry.insert(bank.clone(), handle.clone());
     let memories = {
         let reader = reader.clone();
         let bank = bank.clone();
@@ -224,6 +223,7 @@ async fn load_view(
             view.put(memory.clone(), Some(index_doc(memory, vector)));
         }
     }
+    handle.mark_ready();
     crate::telemetry::bank_loaded(started.elapsed());
     tracing::info!(
         %bank,

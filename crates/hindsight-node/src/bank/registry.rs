@@ -1,5 +1,5 @@
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -17,15 +17,30 @@ pub struct BankHandle {
     /// When a request last asked for the bank ([`uptime_millis`]); what idle unloading and the
     /// least-recently-used order go by. Applying replicated effects does not count as use.
     last_used: Arc<AtomicU64>,
+    /// The view holds every record of the bank. A bank is registered before its records are
+    /// read, so that effects applied meanwhile reach its actor's mailbox; until then requests
+    /// wait for the load instead of reading a view that holds only part of the bank.
+    ready: Arc<AtomicBool>,
 }
 
 impl BankHandle {
-    pub fn new(actor: ActorRef<BankMsg>, view: Arc<BankView>) -> Self {
+    /// A bank whose view is still being loaded: see [`BankHandle::mark_ready`].
+    pub fn loading(actor: ActorRef<BankMsg>, view: Arc<BankView>) -> Self {
         BankHandle {
             actor,
             view,
             last_used: Arc::new(AtomicU64::new(uptime_millis())),
+            ready: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// The view holds the whole bank: requests may read it.
+    pub fn mark_ready(&self) {
+        self.ready.store(true, Ordering::Release);
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
     }
 
     pub fn last_used_millis(&self) -> u64 {
@@ -55,9 +70,10 @@ impl BankRegistry {
         self.running.read().get(bank).cloned()
     }
 
-    /// The bank's handle for a request, which marks the bank as used now.
+    /// The bank's handle for a request, which marks the bank as used now; `None` while the bank
+    /// is not loaded whole (the request then waits for the load through the supervisor).
     pub fn use_bank(&self, bank: &BankName) -> Option<BankHandle> {
-        let handle = self.get(bank)?;
+        let handle = self.get(bank).filter(BankHandle::is_ready)?;
         handle.touch();
         Some(handle)
     }

@@ -212,10 +212,12 @@ impl Actor for BankSupervisor {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             SupervisorMsg::Ensure(bank, reply) => match self.context.registry.get(&bank) {
-                Some(handle) => {
+                Some(handle) if handle.is_ready() => {
                     let _ = reply.send(Ok(handle.view));
                 }
-                None => self.start_bank(&myself, state, &bank, Some(reply)),
+                // Not running, or still loading (a restart after a failure): the request waits
+                // with the others for the start to finish.
+                _ => self.start_bank(&myself, state, &bank, Some(reply)),
             },
             SupervisorMsg::Started(bank, result) => self.started(state, bank, result),
             SupervisorMsg::Unload(bank, reason) => self.unload_bank(&myself, state, bank, reason),
