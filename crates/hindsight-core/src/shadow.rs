@@ -139,6 +139,9 @@ pub struct Found<'a> {
     /// The statement is worded as a guess ("probably", "seems to", "大概"): for the agent's
     /// notes, an inference it was not told.
     pub hedged: bool,
+    /// The statement is a standing rule (an obligation or a prohibition) and the query asks
+    /// leave to do something: see [`shadowed`].
+    pub rule_asked_about: bool,
 }
 
 /// For each found memory, the index of the one that shadows it, if any. `similarity(i, j)` is the
@@ -171,6 +174,13 @@ pub fn shadowed(
             // the question matches each wording.
             let restated = rewording && similarity >= REWORDING_SIMILARITY;
             if !alike && !change && !restated {
+                continue;
+            }
+            // Rules add up: "refunds over 200 need a supervisor" and, later, "get photos before
+            // any refund" both hold, and a question asking leave ("can I refund this one
+            // directly?") is answered by every rule that bears on it. A rule gives way to a later
+            // one only when that one says it changes it or restates it.
+            if w.rule_asked_about && l.rule_asked_about && !change && !restated {
                 continue;
             }
             // A statement holding rare words of the question its rival lacks answers it more
@@ -358,6 +368,7 @@ mod tests {
                 announces_change: false,
                 hedged: false,
                 similarity_to_query: 0.5,
+                rule_asked_about: false,
             })
             .collect()
     }
@@ -372,6 +383,35 @@ mod tests {
         assert_eq!(shadowed(&found, |_, _| Some(0.45)), vec![Some(1), None]);
         // Statements that do not resemble each other both stand.
         assert_eq!(shadowed(&found, |_, _| Some(0.2)), vec![None, None]);
+    }
+
+    #[test]
+    fn rules_asked_leave_against_add_up_unless_the_later_changes_or_restates_the_earlier() {
+        let memories = [
+            statement(
+                "Refunds over 200 or past 48 hours need a supervisor's approval",
+                SourceKind::User,
+                1,
+            ),
+            statement(
+                "Before any refund for damaged goods, get photos of the box and the item",
+                SourceKind::User,
+                20,
+            ),
+        ];
+        let mut found = found(&memories, &[0.5, 0.6]);
+        // Alike to a question that does not ask leave: the newer stands for the older.
+        assert_eq!(shadowed(&found, |_, _| Some(0.45)), vec![Some(1), None]);
+        // Asked whether something may be done, both rules answer.
+        found[0].rule_asked_about = true;
+        found[1].rule_asked_about = true;
+        assert_eq!(shadowed(&found, |_, _| Some(0.45)), vec![None, None]);
+        // A rule that restates the other is still one result.
+        assert_eq!(shadowed(&found, |_, _| Some(0.7)), vec![Some(1), None]);
+        // A rule that says it changes the other stands for it.
+        found[1].replaces = Some(memories[0].id);
+        found[1].announces_change = true;
+        assert_eq!(shadowed(&found, |_, _| Some(0.45)), vec![Some(1), None]);
     }
 
     #[test]

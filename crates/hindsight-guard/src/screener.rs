@@ -438,6 +438,12 @@ impl Screener {
         self.relaxing.permission(&normalise(candidate)).is_some()
     }
 
+    /// Whether `text` states an obligation or a prohibition ("must", "never", "only", "必须",
+    /// "不能", "都要"): what makes a statement of the principal a standing rule.
+    pub fn states_rule(&self, text: &str) -> bool {
+        self.relaxing.obligation(&normalise(text)).is_some()
+    }
+
     /// What `candidate` grants against `rule`: `rule` states an obligation or a prohibition, and
     /// `candidate` a permission, an exemption or a repeal that no negation takes back. Whether
     /// the two are about the same thing, and whose voices they are, is the caller's to judge.

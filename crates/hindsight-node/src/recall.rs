@@ -124,6 +124,10 @@ pub async fn recall(
         .collect();
     let include_archived = request.include_archived;
     let logged_request = request.clone();
+    let screener = node.shared_screener();
+    let asks_leave = screener.as_ref().is_some_and(|s| {
+        hindsight_text::grammar::is_question(&text_query) && s.grants_leave(&text_query)
+    });
     let plan = Arc::new(Plan {
         profile: IntentProfile::new(request.intent),
         // One copy of each bank's settings per request, read by every arm and the fusion alike.
@@ -133,6 +137,7 @@ pub async fn recall(
         now,
         window,
         present,
+        asks_leave,
         terms: hindsight_text::Analyzer::shared().terms(&text_query),
         singling_out: principals
             .iter()
@@ -148,7 +153,7 @@ pub async fn recall(
         min_relevance: node.config().recall.min_relevance,
         arms: node.config().recall.arms,
         shadow_alike: node.config().recall.shadow_alike,
-        screener: node.shared_screener(),
+        screener,
     });
     // The keyword, entity and task arms need no query vector: they search while the query is
     // embedded, on the other core when one is free, instead of after it.
@@ -214,6 +219,9 @@ struct Plan {
     window: Option<(Timestamp, Timestamp)>,
     /// The query asks about the present moment ([`hindsight_text::asks_about_present`]).
     present: bool,
+    /// The query asks leave to do something ("can I refund it directly?", "能直接连生产库改吗"):
+    /// a question with words of permission. The principal's rules it finds all answer it.
+    asks_leave: bool,
     terms: Vec<String>,
     entities: Vec<String>,
     /// For each bank of the request, the query's entities the entity arm searches: all but the
@@ -826,6 +834,11 @@ impl Plan {
                 announces_change,
                 hedged: c.memory.provenance.source.is_inference()
                     && hindsight_text::has_hedge(&c.memory.content).is_some(),
+                rule_asked_about: self.asks_leave
+                    && self
+                        .screener
+                        .as_ref()
+                        .is_some_and(|s| s.states_rule(&c.memory.content)),
             })
             .collect();
         let by = shadowed(&found, |i, j| {

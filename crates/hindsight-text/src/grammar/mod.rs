@@ -12,6 +12,45 @@ pub use zh::{
     first_person_zh, from_now_on_zh, strip_fillers_zh, CONSTRAINTS_ZH, FILLERS_ZH, PREFER_VERBS_ZH,
 };
 
+/// Chinese questions asked by setting a word against its negation ("行不行", "能不能"), which
+/// need no question mark.
+const A_NOT_A_ZH: [&str; 8] = [
+    "行不行",
+    "可不可以",
+    "能不能",
+    "可以不",
+    "要不要",
+    "是不是",
+    "好不好",
+    "成不成",
+];
+
+/// English words that open a yes-no question when they lead a sentence ("Can I pay it now").
+const QUESTION_OPENERS_EN: [&str; 11] = [
+    "can", "could", "may", "should", "shall", "is", "are", "am", "do", "does", "would",
+];
+
+/// Whether `text` asks something: a sentence closed by a question mark, 吗 or 呢, a Chinese
+/// A-not-A question, or an English sentence opened by an auxiliary ("Can I go ahead").
+///
+/// ```
+/// use hindsight_text::grammar::is_question;
+/// assert!(is_question("Can I go ahead and book it"));
+/// assert!(is_question("我直接发给他行不行"));
+/// assert!(is_question("能直接退给他吗？"));
+/// assert!(!is_question("Refunds over 200 need a supervisor."));
+/// assert!(!is_question("不能一个人放款"));
+/// ```
+pub fn is_question(text: &str) -> bool {
+    let parts = sentences(text);
+    parts.iter().any(|s| {
+        s.question
+            || words(&s.text)
+                .first()
+                .is_some_and(|w| QUESTION_OPENERS_EN.contains(&w.as_str()))
+    }) || A_NOT_A_ZH.iter().any(|w| text.contains(w))
+}
+
 /// A sentence or clause of [`sentences`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sentence {
