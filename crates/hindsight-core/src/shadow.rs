@@ -176,10 +176,11 @@ pub fn shadowed(
             if !alike && !change && !restated {
                 continue;
             }
-            // Rules add up: "refunds over 200 need a supervisor" and, later, "get photos before
-            // any refund" both hold, and a question asking leave ("can I refund this one
-            // directly?") is answered by every rule that bears on it. A rule gives way to a later
-            // one only when that one says it changes it or restates it.
+            // Rules add up: "invoices above 5,000 need two approvers" and, later, "call a
+            // supplier back before paying new bank details" both hold, and a question asking
+            // leave ("can I pay this one right away?") is answered by every rule that bears on
+            // it. A rule gives way to a later one only when that one says it changes it or
+            // restates it.
             if w.rule_asked_about && l.rule_asked_about && !change && !restated {
                 continue;
             }
@@ -389,12 +390,12 @@ mod tests {
     fn rules_asked_leave_against_add_up_unless_the_later_changes_or_restates_the_earlier() {
         let memories = [
             statement(
-                "Refunds over 200 or past 48 hours need a supervisor's approval",
+                "Invoices above 5,000 must be approved by two people",
                 SourceKind::User,
                 1,
             ),
             statement(
-                "Before any refund for damaged goods, get photos of the box and the item",
+                "Never pay a supplier's new bank details without calling them back first",
                 SourceKind::User,
                 20,
             ),

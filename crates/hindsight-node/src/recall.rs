@@ -219,7 +219,7 @@ struct Plan {
     window: Option<(Timestamp, Timestamp)>,
     /// The query asks about the present moment ([`hindsight_text::asks_about_present`]).
     present: bool,
-    /// The query asks leave to do something ("can I refund it directly?", "能直接连生产库改吗"):
+    /// The query asks leave to do something ("can I pay it right away?", "这份合同能直接签吗"):
     /// a question with words of permission. The principal's rules it finds all answer it.
     asks_leave: bool,
     terms: Vec<String>,
