@@ -4,7 +4,7 @@
 
 #![no_main]
 
-use hindsight_api::pb;
+use hindsight_client::pb;
 use hindsight_core::{Limits, WriteRequest};
 use libfuzzer_sys::fuzz_target;
 use prost::Message;

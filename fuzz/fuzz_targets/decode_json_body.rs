@@ -5,7 +5,7 @@
 
 #![no_main]
 
-use hindsight_api::pb;
+use hindsight_client::pb;
 use hindsight_core::{Limits, RecallRequest, WriteRequest};
 use libfuzzer_sys::fuzz_target;
 
