@@ -2,21 +2,16 @@
 //! over streamable HTTP, the way an agent host would.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::time::Duration;
+use std::ops::Deref;
 
 use axum::http::{HeaderName, HeaderValue};
-use hindsight_api::ApiError;
-use hindsight_node::{EmbeddingProvider, Node, NodeConfig};
+use hindsight_node::NodeConfig;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
@@ -33,13 +28,15 @@ const TOOLS: [&str; 10] = [
     "memory_write",
 ];
 
-struct Harness {
-    node: Node,
-    grpc: SocketAddr,
-    http: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    server: Option<JoinHandle<Result<(), ApiError>>>,
-    _dir: tempfile::TempDir,
+/// The shared real-server harness with `/mcp` mounted on its HTTP server.
+struct Harness(hindsight_testkit::Harness);
+
+impl Deref for Harness {
+    type Target = hindsight_testkit::Harness;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 impl Harness {
@@ -48,40 +45,15 @@ impl Harness {
     }
 
     async fn start_with(adjust: impl FnOnce(&mut NodeConfig)) -> Harness {
-        let dir = tempfile::tempdir().unwrap();
-        let mut config = NodeConfig::default();
-        config.node.data_dir = dir.path().join("data");
-        config.embedding.provider = EmbeddingProvider::Hashing;
-        config.review.interval_secs = 0;
-        config.review.on_likely_conflict = false;
-        adjust(&mut config);
-        let node = Node::start(config).await.expect("node starts");
-        let grpc_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let http_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let grpc = grpc_listener.local_addr().unwrap();
-        let http = http_listener.local_addr().unwrap();
-        let mcp = hindsight_mcp::http_router(
-            node.clone(),
-            hindsight_mcp::HttpOptions::for_bind_addr(http),
-        );
-        let (stop, stopped) = oneshot::channel::<()>();
-        let server = tokio::spawn(hindsight_api::serve_with_routes(
-            node.clone(),
-            grpc_listener,
-            http_listener,
-            mcp,
-            async {
-                let _ = stopped.await;
-            },
-        ));
-        Harness {
-            node,
-            grpc,
-            http,
-            stop: Some(stop),
-            server: Some(server),
-            _dir: dir,
-        }
+        Harness(
+            hindsight_testkit::Harness::start_with_routes(adjust, |node, http| {
+                hindsight_mcp::http_router(
+                    node.clone(),
+                    hindsight_mcp::HttpOptions::for_bind_addr(http),
+                )
+            })
+            .await,
+        )
     }
 
     /// An MCP client whose requests default to `bank`.
@@ -111,14 +83,8 @@ impl Harness {
             .expect("MCP client connects")
     }
 
-    async fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        let served = tokio::time::timeout(Duration::from_secs(10), self.server.take().unwrap())
-            .await
-            .expect("servers drain in time")
-            .unwrap();
-        served.expect("servers stop cleanly");
-        self.node.shutdown().await;
+    async fn stop(self) {
+        self.0.stop().await;
     }
 }
 
