@@ -5,6 +5,12 @@
 mod actor;
 pub(crate) mod changes;
 mod context;
+pub(crate) mod embedding;
+pub(crate) mod erasure;
+pub(crate) mod homes;
+pub mod integrity;
+pub(crate) mod listener;
+pub(crate) mod partitions;
 mod registry;
 pub mod residency;
 mod supervisor;

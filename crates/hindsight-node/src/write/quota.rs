@@ -64,7 +64,7 @@ impl Reservations {
             let in_flight = pending.get(d.bank).copied().unwrap_or(0);
             let held = d.held + in_flight;
             if held.saturating_add(d.adds) > d.max_bytes {
-                crate::telemetry::bank_counter(
+                crate::metrics::bank_counter(
                     "hindsight_bank_quota_refused_total",
                     d.bank.as_str(),
                     &[("quota", "bytes")],

@@ -9,8 +9,8 @@ use hindsight_review::reflect::{ReflectError, Reflection, Reflector, RulesReflec
 use serde::{Deserialize, Serialize};
 
 use crate::error::NodeError;
-use crate::judging::LlmJudgeSection;
 use crate::node::Node;
+use crate::review::judging::LlmJudgeSection;
 
 pub use hindsight_review::reflect::ReflectReport;
 

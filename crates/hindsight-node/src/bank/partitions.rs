@@ -15,7 +15,7 @@
 //!   partition here and the group no longer counts this node as a member, and every replica once
 //!   it left the metadata group.
 //!
-//! Banks live in partitions (see [`crate::homes`]): a partition's store holds the records of the
+//! Banks live in partitions (see [`crate::bank::homes`]): a partition's store holds the records of the
 //! banks whose names hash to it, and its applied effects reach the bank actors on this node like
 //! the metadata group's do without partitions.
 
@@ -37,8 +37,8 @@ use hindsight_core::placement::{
 use hindsight_store::{ProposeOutcome, StateReader, StoreConfig, StoreHandle};
 use parking_lot::Mutex;
 
+use crate::bank::listener::EffectRouter;
 use crate::error::NodeError;
-use crate::listener::EffectRouter;
 
 /// How long an operator's move waits for this node's replica of the metadata group to apply it.
 const MOVE_APPLY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -5,7 +5,7 @@ use hindsight_guard::GuardConfig;
 use hindsight_review::importance::ImportanceConfig;
 use hindsight_review::{DecayConfig, DistillConfig, PairConfig, RulesConfig, Strategies};
 
-use crate::judging::{JudgeKind, LlmJudgeSection};
+use crate::review::judging::{JudgeKind, LlmJudgeSection};
 use std::path::{Path, PathBuf};
 
 use hindsight_core::retrieval::FeedbackSettings;
@@ -13,11 +13,11 @@ use hindsight_core::{Limits, ScoringWeights};
 use hindsight_store::RetrievalRetention;
 use serde::{Deserialize, Serialize};
 
+use crate::access::rate::RateLimitSection;
 use crate::access::AuthSection;
+use crate::bank::integrity::IntegritySection;
 use crate::error::NodeError;
-use crate::integrity::IntegritySection;
-use crate::rate::RateLimitSection;
-use crate::reflecting::ReflectorKind;
+use crate::review::reflecting::ReflectorKind;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -748,11 +748,11 @@ mod tests {
         assert!(refused.contains("cluster.secret"), "{refused}");
         config.cluster.secret = "s".repeat(32);
         config.validate().unwrap();
-        let (_, auth) = crate::cluster::peers(&config).unwrap();
+        let (_, auth) = crate::routing::cluster::peers(&config).unwrap();
         assert!(matches!(auth, hindsight_cluster::TransportAuth::Secret(_)));
         config.cluster.secret.clear();
         config.cluster.join.clear();
-        let (_, auth) = crate::cluster::peers(&config).unwrap();
+        let (_, auth) = crate::routing::cluster::peers(&config).unwrap();
         assert!(
             matches!(auth, hindsight_cluster::TransportAuth::Refused(ref why) if why.contains("cluster.secret")),
             "{auth:?}"

@@ -6,8 +6,8 @@ use hindsight_core::BankName;
 use hindsight_store::ApplyListener;
 use ractor::ActorRef;
 
+use crate::bank::erasure::RecallErasure;
 use crate::bank::{BankMsg, BankRegistry, SupervisorMsg};
-use crate::erasure::RecallErasure;
 
 /// Routes applied effects to the bank actors that own the affected indexes. Runs inside the state
 /// machine's apply, so it only records and sends; it never waits.

@@ -12,8 +12,8 @@ use hindsight_core::placement::{id_in_partition, partition_of, partition_of_memo
 use hindsight_core::{BankName, MemoryId, Timestamp};
 use hindsight_store::{StateReader, StoreHandle};
 
+use crate::bank::partitions::Partitions;
 use crate::error::NodeError;
-use crate::partitions::Partitions;
 
 /// One bank's (or memory's) group, as this node holds it.
 #[derive(Clone)]

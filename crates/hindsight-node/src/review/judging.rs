@@ -20,7 +20,7 @@ use hindsight_review::{plan_batches, Judge, Judgement, Pair, Relation, RulesJudg
 use serde::{Deserialize, Serialize};
 
 use crate::error::NodeError;
-use crate::token_window::TokenWindow;
+use crate::review::token_window::TokenWindow;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

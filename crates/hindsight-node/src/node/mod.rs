@@ -22,25 +22,28 @@ use ractor::rpc::CallResult;
 use ractor::{Actor, ActorRef};
 use tokio::task::JoinHandle;
 
+use crate::access::rate::RateLimiter;
 use crate::access::{Authenticator, IssuedKey};
-use crate::admission::WriteAdmission;
+use crate::bank::embedding;
+use crate::bank::erasure::RecallErasure;
+use crate::bank::homes::{Home, Homes, NewIds};
+use crate::bank::integrity::Integrity;
+use crate::bank::listener::EffectRouter;
+use crate::bank::partitions::{Partitions, PartitionsSetup};
 use crate::bank::residency::{self, ResidencyLimits};
 use crate::bank::{BankContext, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
 use crate::config::NodeConfig;
-use crate::erasure::RecallErasure;
 use crate::error::NodeError;
-use crate::homes::{Home, Homes, NewIds};
-use crate::integrity::Integrity;
-use crate::judging::{JudgeKind, LlmJudge};
-use crate::learning::FeedbackReport;
-use crate::listener::EffectRouter;
-use crate::partitions::{Partitions, PartitionsSetup};
-use crate::quota::Reservations;
-use crate::rate::RateLimiter;
-use crate::reflecting::{NodeReflector, ReflectReport};
-use crate::reviewer::{periodic_review_due, ReviewerMsg, Reviewers};
+use crate::recall::learning::FeedbackReport;
+use crate::recall::{learning, search};
+use crate::review::judging::{JudgeKind, LlmJudge};
+use crate::review::reflecting::{NodeReflector, ReflectReport};
+use crate::review::reviewer::{periodic_review_due, ReviewerMsg, Reviewers};
+use crate::review::{conflicts, reflecting};
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
-use crate::{conflicts, embedding, learning, recall, reflecting, writer};
+use crate::write::admission::WriteAdmission;
+use crate::write::quota::Reservations;
+use crate::write::writer;
 use hindsight_guard::RecordSigner;
 use hindsight_review::reflect::TaskTrace;
 
@@ -103,7 +106,7 @@ struct Inner {
     /// Bytes admitted under the banks' byte quotas that their views do not show yet.
     reservations: Arc<Reservations>,
     /// Joins this node's actor system to its peers' (see link.rs); set once the node runs.
-    link: std::sync::OnceLock<crate::link::ActorLink>,
+    link: std::sync::OnceLock<crate::routing::link::ActorLink>,
 }
 
 impl Node {
@@ -144,7 +147,7 @@ impl Node {
 
         let authenticator = Authenticator::new(&config.auth)?;
         let config_rate_limit = config.rate_limit.clone();
-        let signer = crate::integrity::signer(&config.integrity, &data_dir, &config.cluster)?;
+        let signer = crate::bank::integrity::signer(&config.integrity, &data_dir, &config.cluster)?;
         if authenticator.enabled() {
             tracing::info!("authentication is on: every request needs an API key");
         } else {
@@ -181,7 +184,7 @@ impl Node {
             initialize_if_empty: config.cluster.bootstrap && config.cluster.seeds().is_empty(),
             ..StoreConfig::default()
         };
-        let (peers, transport_auth) = crate::cluster::peers(&config)?;
+        let (peers, transport_auth) = crate::routing::cluster::peers(&config)?;
         let partition_store_config = StoreConfig {
             initialize_if_empty: false,
             ..store_config.clone()
@@ -214,7 +217,7 @@ impl Node {
         let placed = store.reader().placement().map_err(NodeError::internal)?;
         let partitioned = config.cluster.partitions > 0 || placed.is_some();
         let partitions = partitioned.then(|| {
-            let single_group = crate::partitions::formed_with_one_group(
+            let single_group = crate::bank::partitions::formed_with_one_group(
                 store.reader(),
                 placed.as_ref(),
                 config.cluster.partitions,
@@ -287,7 +290,7 @@ impl Node {
         node.listen_for_review_hints();
         node.start_link().await;
         node.spawn_background_tasks();
-        crate::cluster::spawn_join(&node);
+        crate::routing::cluster::spawn_join(&node);
         node.inner.ready.store(true, Ordering::SeqCst);
         tracing::info!("node {} serving", node.inner.config.node.id);
         Ok(node)
@@ -320,7 +323,7 @@ impl Node {
     }
 
     pub async fn recall(&self, request: RecallRequest) -> Result<RecallResponse, NodeError> {
-        recall::recall(self, crate::access::OPEN_PRINCIPAL, request, None).await
+        search::recall(self, crate::access::OPEN_PRINCIPAL, request, None).await
     }
 
     /// [`Node::recall`] on behalf of an authenticated principal, whom the retrieval log names.
@@ -329,7 +332,7 @@ impl Node {
         principal: &str,
         request: RecallRequest,
     ) -> Result<RecallResponse, NodeError> {
-        recall::recall(self, principal, request, None).await
+        search::recall(self, principal, request, None).await
     }
 
     /// [`Node::recall_as`] for one part of a recall over banks of several partitions: the part is
@@ -341,7 +344,7 @@ impl Node {
         request: RecallRequest,
         recall: RecallId,
     ) -> Result<RecallResponse, NodeError> {
-        recall::recall(self, principal, request, Some(recall)).await
+        search::recall(self, principal, request, Some(recall)).await
     }
 
     /// Feedback on a memory that recall `recall` returned (see [`FeedbackReport`]).
@@ -722,7 +725,7 @@ impl Node {
             return;
         }
         let node = Arc::downgrade(&self.inner);
-        let handle: crate::link::HintHandler = Arc::new(move |bank: BankName| {
+        let handle: crate::routing::link::HintHandler = Arc::new(move |bank: BankName| {
             if let Some(inner) = node.upgrade() {
                 let node = Node { inner };
                 // Only the leader of the bank's group reviews it; a hint sent on a stale view of
@@ -733,7 +736,7 @@ impl Node {
             }
         });
         let config = &self.inner.config;
-        let link = match crate::link::ActorLink::start(
+        let link = match crate::routing::link::ActorLink::start(
             config.node.id,
             &config.cluster.secret,
             &config.advertise_addr(),
@@ -758,7 +761,7 @@ impl Node {
         }));
         let node = self.clone();
         self.inner.tasks.lock().push(tokio::spawn(async move {
-            let mut tick = tokio::time::interval(crate::link::DIAL_EVERY);
+            let mut tick = tokio::time::interval(crate::routing::link::DIAL_EVERY);
             loop {
                 tick.tick().await;
                 if let Some(link) = node.inner.link.get() {
@@ -769,7 +772,7 @@ impl Node {
     }
 
     /// The actor link's sessions and traffic; `None` when it is not running.
-    pub async fn link_status(&self) -> Option<crate::link::LinkStatus> {
+    pub async fn link_status(&self) -> Option<crate::routing::link::LinkStatus> {
         Some(self.inner.link.get()?.status().await)
     }
 

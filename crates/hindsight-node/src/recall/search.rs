@@ -14,10 +14,12 @@ use hindsight_core::shadow::{self, shadowed, Found};
 use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
 
 use crate::bank::changes::{announces_change, is_user_statement};
+use crate::bank::embedding;
 use crate::bank::BankView;
 use crate::error::NodeError;
+use crate::metrics;
 use crate::node::Node;
-use crate::{embedding, guarding, telemetry};
+use crate::write::guarding;
 use hindsight_guard::Screener;
 use hindsight_index::dot;
 
@@ -194,7 +196,7 @@ pub async fn recall(
         .hits
         .retain(|hit| !node.integrity(&hit.memory).failed());
     response.took_micros = started.elapsed().as_micros() as u64;
-    telemetry::recall(started.elapsed());
+    metrics::recall(started.elapsed());
     node.note_access(&response.hits, now);
     if include_archived {
         let archived: Vec<MemoryId> = response
@@ -205,7 +207,14 @@ pub async fn recall(
             .collect();
         node.restore(archived, now).await?;
     }
-    crate::learning::log_recall(node, principal, logged_request, &mut response, now, part_of);
+    crate::recall::learning::log_recall(
+        node,
+        principal,
+        logged_request,
+        &mut response,
+        now,
+        part_of,
+    );
     Ok(response)
 }
 
@@ -349,20 +358,21 @@ impl Plan {
         let depth = self.depth();
         self.each_bank(views, |bank, view, records, visible| LexicalHits {
             keyword: (self.arms.keyword && !self.terms.is_empty()).then(|| {
-                telemetry::recall_arm(ARM_KEYWORD, || {
+                metrics::recall_arm(ARM_KEYWORD, || {
                     view.index.bm25().search(&self.terms, depth, visible)
                 })
             }),
             entity: (self.arms.entity && !self.singling_out[bank].is_empty()).then(|| {
-                telemetry::recall_arm(ARM_ENTITY, || {
+                metrics::recall_arm(ARM_ENTITY, || {
                     view.index
                         .entities()
                         .search(&self.singling_out[bank], 2, depth, visible)
                 })
             }),
-            task: self.profile.wants_task_arm().then(|| {
-                telemetry::recall_arm(ARM_TASK, || self.task_hits(records, depth, visible))
-            }),
+            task: self
+                .profile
+                .wants_task_arm()
+                .then(|| metrics::recall_arm(ARM_TASK, || self.task_hits(records, depth, visible))),
         })
     }
 
@@ -371,7 +381,7 @@ impl Plan {
         let depth = self.depth();
         self.each_bank(views, |_, view, records, visible| {
             let semantic = if self.arms.semantic {
-                telemetry::recall_arm(ARM_SEMANTIC, || {
+                metrics::recall_arm(ARM_SEMANTIC, || {
                     self.semantic_hits(view, records, vectors, depth, visible)
                 })
             } else {
@@ -381,7 +391,7 @@ impl Plan {
                 .window
                 .filter(|_| self.arms.temporal)
                 .map(|(start, end)| {
-                    telemetry::recall_arm(ARM_TEMPORAL, || {
+                    metrics::recall_arm(ARM_TEMPORAL, || {
                         self.temporal_hits(
                             view,
                             records,
@@ -393,7 +403,7 @@ impl Plan {
                     })
                 });
             let present = (self.present && self.arms.temporal).then(|| {
-                telemetry::recall_arm(ARM_PRESENT, || {
+                metrics::recall_arm(ARM_PRESENT, || {
                     self.present_hits(view, records, vectors, visible)
                 })
             });
@@ -619,7 +629,7 @@ impl Plan {
                     && !self.request.include_history
                     && view.index.vectors().searches_quickly()
                 {
-                    let changes = telemetry::recall_arm(ARM_CHANGE, || {
+                    let changes = metrics::recall_arm(ARM_CHANGE, || {
                         self.changes_of_found(view, records, rules, &candidates, bank)
                     });
                     credit(&mut candidates, ARM_CHANGE, 1.0, changes);
@@ -627,7 +637,7 @@ impl Plan {
                 if self.arms.entity {
                     let seeds = best_seeds(&candidates, bank);
                     let bridged =
-                        telemetry::recall_arm(ARM_BRIDGE, || bridged(view, &seeds, &self.entities));
+                        metrics::recall_arm(ARM_BRIDGE, || bridged(view, &seeds, &self.entities));
                     credit(&mut candidates, ARM_BRIDGE, 1.0, bridged);
                 }
             });
@@ -1112,7 +1122,7 @@ impl Plan {
         }
         // Not even with history: a bank that requires corroboration never lets recall put an
         // unconfirmed low-trust claim in front of an agent. Trace and the listing still show it.
-        if rules.require_corroboration && crate::guarding::is_uncorroborated(memory) {
+        if rules.require_corroboration && crate::write::guarding::is_uncorroborated(memory) {
             return None;
         }
         let filters = &self.request.filters;
@@ -1284,7 +1294,7 @@ fn flags(candidate: &Candidate, relevance: f32) -> Vec<String> {
     if candidate
         .memory
         .metadata
-        .contains_key(crate::guarding::SENSITIVE)
+        .contains_key(crate::write::guarding::SENSITIVE)
     {
         flags.push("requires_confirmation".to_string());
     }
@@ -1298,7 +1308,7 @@ fn flags(candidate: &Candidate, relevance: f32) -> Vec<String> {
     }
     if candidate.memory.support.count > 1 {
         flags.push(format!("support:{}", candidate.memory.support.count));
-    } else if crate::guarding::is_uncorroborated(&candidate.memory) {
+    } else if crate::write::guarding::is_uncorroborated(&candidate.memory) {
         flags.push("uncorroborated".to_string());
     }
     flags

@@ -102,6 +102,6 @@ pub async fn embed(
     .await
     .map_err(NodeError::internal)?
     .map_err(|e| NodeError::Unavailable(format!("embedding failed: {e}")))?;
-    crate::telemetry::embedded(count, started.elapsed());
+    crate::metrics::embedded(count, started.elapsed());
     Ok(vectors)
 }

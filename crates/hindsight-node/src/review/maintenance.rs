@@ -2,7 +2,7 @@
 //! distilling rules from repeated episodes, deleting archived records past their retention, and
 //! archiving the least useful memories of a bank over its quota (ARCHITECTURE §6.3–6.4).
 
-use crate::homes::NewIds;
+use crate::bank::homes::NewIds;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -190,15 +190,10 @@ pub fn capacity(
     let used = capacity_used(live, quota.memories);
     if quota.memories > 0 {
         // Watched by alerting before eviction starts archiving the bank's weakest memories.
-        crate::telemetry::bank_gauge("hindsight_bank_quota_used_ratio", bank.as_str(), used);
+        crate::metrics::bank_gauge("hindsight_bank_quota_used_ratio", bank.as_str(), used);
     }
     if used >= CAPACITY_WARNING_RATIO {
-        crate::telemetry::bank_counter(
-            "hindsight_bank_quota_warnings_total",
-            bank.as_str(),
-            &[],
-            1,
-        );
+        crate::metrics::bank_counter("hindsight_bank_quota_warnings_total", bank.as_str(), &[], 1);
         tracing::warn!(
             %bank, live, max_memories = quota.memories,
             "bank at {:.0} % of its memory quota", used * 100.0
@@ -209,9 +204,9 @@ pub fn capacity(
         let used = held as f64 / quota.bytes as f64;
         // Writes past the byte quota are refused, so a full bank shows here before its writers
         // start failing.
-        crate::telemetry::bank_gauge("hindsight_bank_byte_quota_used_ratio", bank.as_str(), used);
+        crate::metrics::bank_gauge("hindsight_bank_byte_quota_used_ratio", bank.as_str(), used);
         if used >= CAPACITY_WARNING_RATIO {
-            crate::telemetry::bank_counter(
+            crate::metrics::bank_counter(
                 "hindsight_bank_byte_quota_warnings_total",
                 bank.as_str(),
                 &[],

@@ -14,7 +14,7 @@ use hindsight_core::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::integrity::Integrity;
+use crate::bank::integrity::Integrity;
 use crate::node::outcome_error;
 use crate::{Node, NodeError};
 

@@ -15,9 +15,10 @@ use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, ActorStatus, RpcReplyPort};
 
 use crate::error::NodeError;
+use crate::metrics;
 use crate::node::Node;
+use crate::review::cycle;
 use crate::types::ReviewReport;
-use crate::{review, telemetry};
 
 #[derive(ractor_cluster::RactorMessage)]
 pub enum ReviewerMsg {
@@ -68,11 +69,11 @@ impl Actor for Reviewer {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             ReviewerMsg::Run { as_of, reply } => {
-                let report = review::review(&state.node, state.bank.clone(), as_of).await;
+                let report = cycle::review(&state.node, state.bank.clone(), as_of).await;
                 match &report {
-                    Ok(report) => telemetry::review_cycle(report, "request"),
+                    Ok(report) => metrics::review_cycle(report, "request"),
                     Err(NodeError::NotFound(_)) => {}
-                    Err(_) => telemetry::review_failed("request"),
+                    Err(_) => metrics::review_failed("request"),
                 }
                 let backlog = report.as_ref().map_or(0, |r| r.backlog);
                 let _ = reply.send(report);
@@ -103,9 +104,9 @@ async fn background_cycle(
     if !state.node.leads_bank(&state.bank) {
         return;
     }
-    match review::review(&state.node, state.bank.clone(), None).await {
+    match cycle::review(&state.node, state.bank.clone(), None).await {
         Ok(report) => {
-            telemetry::review_cycle(&report, trigger);
+            metrics::review_cycle(&report, trigger);
             continue_backlog(myself, report.backlog)
         }
         Err(NodeError::NotFound(_)) => {
@@ -114,7 +115,7 @@ async fn background_cycle(
             myself.stop(None);
         }
         Err(e) => {
-            telemetry::review_failed(trigger);
+            metrics::review_failed(trigger);
             tracing::warn!(bank = %state.bank, trigger, error = %e, "review failed")
         }
     }

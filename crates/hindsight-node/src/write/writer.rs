@@ -15,14 +15,14 @@ use hindsight_core::{
 use hindsight_index::dot;
 use hindsight_review::importance;
 
+use crate::bank::embedding;
+use crate::bank::homes::Home;
 use crate::bank::BankView;
-use crate::embedding;
 use crate::error::NodeError;
-use crate::guarding;
-use crate::homes::Home;
+use crate::metrics;
 use crate::node::Node;
-use crate::quota::{Demand, Reservation};
-use crate::telemetry;
+use crate::write::guarding;
+use crate::write::quota::{Demand, Reservation};
 
 struct Planned {
     memory: Memory,
@@ -206,7 +206,7 @@ pub async fn write_batch(
                 })
             })
             .collect();
-        telemetry::writes(&outcomes);
+        metrics::writes(&outcomes);
         return Ok(outcomes);
     }
     // Held until the write is in the banks' views (or failed), so that concurrent writes see it.
@@ -228,7 +228,7 @@ pub async fn write_batch(
 
     let creates_bank = banks.values().any(|(_, view)| view.is_none());
     let prepared = Instant::now();
-    telemetry::write_stage("prepare", prepared - started);
+    metrics::write_stage("prepare", prepared - started);
     let (log_index, outcome) = node.propose_to(&home, command).await?;
     if creates_bank {
         // The bank's actor starts from this replica's copy, which must hold the new bank.
@@ -272,19 +272,19 @@ pub async fn write_batch(
         });
     }
     let committed = Instant::now();
-    telemetry::write_stage("commit", committed - prepared);
+    metrics::write_stage("commit", committed - prepared);
     for bank in banks.keys() {
         let view = node.bank_view(bank).await?;
         node.wait_indexed(view, log_index).await?;
     }
-    telemetry::write_stage("searchable", committed.elapsed());
+    metrics::write_stage("searchable", committed.elapsed());
     if node.config().review.on_likely_conflict {
         for bank in hinted {
             let node = node.clone();
             tokio::spawn(async move { node.hint_review(&bank).await });
         }
     }
-    telemetry::writes(&outcomes);
+    metrics::writes(&outcomes);
     Ok(outcomes)
 }
 

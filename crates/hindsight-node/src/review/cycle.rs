@@ -19,13 +19,13 @@ use hindsight_review::{
     PairKey, RulesJudge,
 };
 
+use crate::bank::homes::NewIds;
 use crate::bank::BankView;
 use crate::config::ReviewSection;
 use crate::error::NodeError;
-use crate::homes::NewIds;
-use crate::judging::{judge_with_rules, LlmJudge};
-use crate::maintenance;
 use crate::node::Node;
+use crate::review::judging::{judge_with_rules, LlmJudge};
+use crate::review::maintenance;
 use crate::types::ReviewReport;
 use hindsight_index::dot;
 use hindsight_review::is_inferred;
@@ -138,7 +138,7 @@ pub async fn review(
     }
     phases.mark("apply and index");
     report.cycle = cycle;
-    crate::quarantine_review::check(node, &bank, report.tokens_used).await?;
+    crate::review::quarantine_review::check(node, &bank, report.tokens_used).await?;
     phases.mark("quarantine check");
     report.took_micros = started.elapsed().as_micros() as u64;
     if !updated.is_empty() || !expired.is_empty() || !created.is_empty() || !purged.is_empty() {
@@ -333,7 +333,7 @@ async fn user_voices(
         return Ok(HashMap::new());
     }
     let (ids, texts): (Vec<MemoryId>, Vec<String>) = texts.into_iter().unzip();
-    let vectors = crate::embedding::embed(&node.context().embedder, texts).await?;
+    let vectors = crate::bank::embedding::embed(&node.context().embedder, texts).await?;
     Ok(ids.into_iter().zip(vectors).collect())
 }
 
