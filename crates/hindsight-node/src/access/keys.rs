@@ -4,49 +4,25 @@
 
 use hindsight_core::auth::{ApiKey, Grant, Principal, Right};
 use hindsight_core::command::{Command, CommandOutcome};
+use hindsight_store::StateReader;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use hindsight_core::{BankName, Timestamp, ValidationError};
 use parking_lot::Mutex;
 use rand::RngCore;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::NodeError;
-use crate::node::Node;
+
+use crate::bank::Banks;
+pub use crate::config::AuthSection;
 
 const KEY_PREFIX: &str = "hs_";
 /// The principal of every request on a node that runs without authentication.
 pub const OPEN_PRINCIPAL: &str = "anonymous";
 /// The principal of the bootstrap admin key.
 pub const ADMIN_PRINCIPAL: &str = "admin";
-
-/// `[auth]`: whether requests must carry an API key, and where the admin key comes from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AuthSection {
-    /// Off (the embedded default for a node on loopback), every request has every right and the
-    /// node says so in its log at start.
-    pub enabled: bool,
-    /// The environment variable holding the bootstrap admin key (`hs_<id>_<secret>`, any id and a
-    /// secret of at least 16 characters); required when auth is on.
-    pub admin_key_env: String,
-    /// Let `/metrics` show the series labelled with a bank (names and sizes of every tenant's
-    /// banks) to any scrape. Off, only a scrape with an admin key for every bank (`**=admin`)
-    /// sees them; the node-wide series are public either way.
-    pub public_bank_metrics: bool,
-}
-
-impl Default for AuthSection {
-    fn default() -> Self {
-        AuthSection {
-            enabled: false,
-            admin_key_env: "HINDSIGHT_ADMIN_KEY".into(),
-            public_bank_metrics: false,
-        }
-    }
-}
 
 /// Failed attempts one key id may make in a window before it is locked for the rest of it.
 const MAX_FAILURES_PER_WINDOW: u32 = 10;
@@ -136,7 +112,11 @@ impl Authenticator {
     }
 
     /// Who sent `token` (the request's API key, if any).
-    pub fn authenticate(&self, node: &Node, token: Option<&str>) -> Result<Principal, NodeError> {
+    pub(crate) fn authenticate(
+        &self,
+        keys: &StateReader,
+        token: Option<&str>,
+    ) -> Result<Principal, NodeError> {
         if !self.enabled {
             return Ok(Principal::superuser(OPEN_PRINCIPAL));
         }
@@ -173,11 +153,7 @@ impl Authenticator {
             tracing::warn!(key_id = %id, reason = %why, "refused an API key");
             NodeError::Unauthenticated(INVALID_KEY.into())
         };
-        let Some(key) = node
-            .metadata_reader()
-            .api_key(id)
-            .map_err(NodeError::internal)?
-        else {
+        let Some(key) = keys.api_key(id).map_err(NodeError::internal)? else {
             return Err(refuse("no such key".into()));
         };
         let given = sha256(secret.as_bytes());
@@ -232,8 +208,8 @@ pub struct IssuedKey {
     pub record: ApiKey,
 }
 
-pub async fn create_key(
-    node: &Node,
+pub(crate) async fn create_key(
+    banks: &Banks,
     principal: &str,
     grants: Vec<Grant>,
 ) -> Result<IssuedKey, NodeError> {
@@ -259,7 +235,7 @@ pub async fn create_key(
         created_at: Timestamp::now(),
         revoked_at: None,
     };
-    let (_, outcome) = node
+    let (_, outcome) = banks
         .propose_metadata(Command::CreateApiKey {
             key: record.clone(),
         })
@@ -278,15 +254,15 @@ pub async fn create_key(
     }
 }
 
-pub async fn revoke_key(node: &Node, id: &str) -> Result<ApiKey, NodeError> {
-    let (_, outcome) = node
+pub(crate) async fn revoke_key(banks: &Banks, id: &str) -> Result<ApiKey, NodeError> {
+    let (_, outcome) = banks
         .propose_metadata(Command::RevokeApiKey {
             id: id.trim().to_string(),
             at: Timestamp::now(),
         })
         .await?;
     match outcome {
-        CommandOutcome::ApiKeyRevoked => node
+        CommandOutcome::ApiKeyRevoked => banks
             .metadata_reader()
             .api_key(id.trim())
             .map_err(NodeError::internal)?

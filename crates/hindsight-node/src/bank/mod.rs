@@ -13,11 +13,13 @@ pub(crate) mod listener;
 pub(crate) mod partitions;
 mod registry;
 pub mod residency;
+mod runtime;
 mod supervisor;
 mod view;
 
 pub use actor::BankMsg;
 pub use context::BankContext;
 pub use registry::BankRegistry;
+pub(crate) use runtime::Banks;
 pub use supervisor::{BankSupervisor, SupervisorMsg};
 pub use view::BankView;

@@ -5,19 +5,24 @@ use hindsight_guard::GuardConfig;
 use hindsight_review::importance::ImportanceConfig;
 use hindsight_review::{DecayConfig, DistillConfig, PairConfig, RulesConfig, Strategies};
 
-use crate::review::judging::{JudgeKind, LlmJudgeSection};
 use std::path::{Path, PathBuf};
 
 use hindsight_core::retrieval::FeedbackSettings;
-use hindsight_core::{Limits, ScoringWeights};
+use hindsight_core::{BankConfig, BankName, Limits, ScoringWeights, Timestamp};
 use hindsight_store::RetrievalRetention;
 use serde::{Deserialize, Serialize};
 
-use crate::access::rate::RateLimitSection;
-use crate::access::AuthSection;
-use crate::bank::integrity::IntegritySection;
 use crate::error::NodeError;
-use crate::review::reflecting::ReflectorKind;
+
+mod auth;
+mod integrity;
+mod models;
+mod rate_limit;
+
+pub use auth::AuthSection;
+pub use integrity::IntegritySection;
+pub use models::{JudgeKind, LlmJudgeSection, ReflectorKind};
+pub use rate_limit::RateLimitSection;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -259,6 +264,22 @@ pub struct BankDefaults {
     /// Recall leaves out memories from low-trust sources that nothing corroborates.
     pub require_corroboration: bool,
     pub weights: ScoringWeights,
+}
+
+impl BankDefaults {
+    /// The configuration of a new bank that its creator did not configure.
+    pub fn bank_config(&self, name: BankName, now: Timestamp) -> BankConfig {
+        let mut config = BankConfig::new(name, now);
+        config.min_confidence = self.min_confidence;
+        config.dedup_threshold = self.dedup_threshold;
+        config.working_ttl_secs = self.working_ttl_secs;
+        config.collapse_threshold = self.collapse_threshold;
+        config.max_memories = self.max_memories;
+        config.max_bytes = self.max_bytes;
+        config.require_corroboration = self.require_corroboration;
+        config.weights = self.weights.clone();
+        config
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -748,14 +769,5 @@ mod tests {
         assert!(refused.contains("cluster.secret"), "{refused}");
         config.cluster.secret = "s".repeat(32);
         config.validate().unwrap();
-        let (_, auth) = crate::routing::cluster::peers(&config).unwrap();
-        assert!(matches!(auth, hindsight_cluster::TransportAuth::Secret(_)));
-        config.cluster.secret.clear();
-        config.cluster.join.clear();
-        let (_, auth) = crate::routing::cluster::peers(&config).unwrap();
-        assert!(
-            matches!(auth, hindsight_cluster::TransportAuth::Refused(ref why) if why.contains("cluster.secret")),
-            "{auth:?}"
-        );
     }
 }

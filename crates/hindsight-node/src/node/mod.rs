@@ -1,5 +1,5 @@
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -16,29 +16,28 @@ use hindsight_core::write::{WriteOutcome, WriteRequest};
 use hindsight_core::RetrievalRecord;
 use hindsight_core::{BankConfig, BankName, Consistency, Memory, MemoryId, Status, Timestamp};
 use hindsight_guard::Screener;
-use hindsight_store::{RetrievalLog, StateReader, StoreConfig, StoreHandle};
+use hindsight_store::{RetrievalLog, StoreConfig};
 use parking_lot::Mutex;
 use ractor::rpc::CallResult;
-use ractor::{Actor, ActorRef};
+use ractor::Actor;
 use tokio::task::JoinHandle;
 
 use crate::access::rate::RateLimiter;
 use crate::access::{Authenticator, IssuedKey};
 use crate::bank::embedding;
 use crate::bank::erasure::RecallErasure;
-use crate::bank::homes::{Home, Homes, NewIds};
+use crate::bank::homes::{Home, Homes};
 use crate::bank::integrity::Integrity;
 use crate::bank::listener::EffectRouter;
 use crate::bank::partitions::{Partitions, PartitionsSetup};
 use crate::bank::residency::{self, ResidencyLimits};
-use crate::bank::{BankContext, BankRegistry, BankSupervisor, BankView, SupervisorMsg};
+use crate::bank::{BankContext, BankRegistry, BankSupervisor, Banks, SupervisorMsg};
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::recall::learning::FeedbackReport;
 use crate::recall::{learning, search};
 use crate::review::judging::{JudgeKind, LlmJudge};
 use crate::review::reflecting::{NodeReflector, ReflectReport};
-use crate::review::reviewer::{periodic_review_due, ReviewerMsg, Reviewers};
 use crate::review::{conflicts, reflecting};
 use crate::types::{BankInfo, BankPatch, NodeStatus, ReviewReport, Trace};
 use crate::write::admission::WriteAdmission;
@@ -46,21 +45,24 @@ use crate::write::quota::Reservations;
 use crate::write::writer;
 use hindsight_guard::RecordSigner;
 use hindsight_review::reflect::TaskTrace;
+use reviewers::{periodic_review_due, ReviewerMsg, Reviewers};
 
-/// How long a request waits for a bank's indexes to catch up with the log before giving up.
-const INDEX_WAIT: Duration = Duration::from_secs(30);
 const ACCESS_FLUSH_EVERY: Duration = Duration::from_secs(5);
 /// How often a node with partitions checks them against the placement table.
 const PLACEMENT_CHECK_EVERY: Duration = Duration::from_secs(1);
 /// How long a shutdown waits to record the last access statistics: a few seconds
 /// of hints are not worth holding up a stop that has no quorum to commit them.
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(3);
-/// How often a waiting request checks whether the bank's actor was replaced.
-const VIEW_RECHECK: Duration = Duration::from_millis(200);
 /// A bank asked for within this long is not unloaded to make room for others.
 const KEEP_RECENT_BANKS: Duration = Duration::from_secs(5);
 /// How often a node checks whether a partition replica's store stopped on a fatal error.
 const PARTITION_FAILURE_CHECK: Duration = Duration::from_millis(500);
+
+mod gauges;
+mod hosts;
+mod membership;
+mod reviewers;
+mod transfer;
 
 /// A running node. Cheap to clone; every clone talks to the same node.
 #[derive(Clone)]
@@ -70,20 +72,13 @@ pub struct Node {
 
 struct Inner {
     config: NodeConfig,
-    /// The metadata group's store: API keys, placement, membership; and every bank, without
-    /// partitions.
-    store: Arc<StoreHandle>,
-    /// Where each bank lives.
-    homes: Homes,
+    banks: Banks,
     /// Node-to-node service and membership operations of the metadata group.
     cluster: RaftTransportService,
     /// Every group this node hosts, behind its one node-to-node gRPC service.
     raft_groups: RaftGroups,
     /// The partition replicas placed here, when `cluster.partitions` is set.
     partitions: Option<Arc<Partitions>>,
-    context: Arc<BankContext>,
-    supervisor: ActorRef<SupervisorMsg>,
-    ready: AtomicBool,
     access: Mutex<HashMap<MemoryId, AccessHit>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// The model-backed review judge, when `review.judge` asks for one.
@@ -261,15 +256,11 @@ impl Node {
 
         let node = Node {
             inner: Arc::new(Inner {
+                banks: Banks::new(config.node.id, store, homes, context, supervisor),
                 config,
-                store,
-                homes,
                 cluster,
                 raft_groups,
                 partitions,
-                context,
-                supervisor,
-                ready: AtomicBool::new(false),
                 access: Mutex::new(HashMap::new()),
                 tasks: Mutex::new(vec![]),
                 llm_judge,
@@ -290,8 +281,8 @@ impl Node {
         node.listen_for_review_hints();
         node.start_link().await;
         node.spawn_background_tasks();
-        crate::routing::cluster::spawn_join(&node);
-        node.inner.ready.store(true, Ordering::SeqCst);
+        crate::routing::cluster::spawn_join(node.cluster(), node.config());
+        node.inner.banks.readiness().store(true, Ordering::SeqCst);
         tracing::info!("node {} serving", node.inner.config.node.id);
         Ok(node)
     }
@@ -304,7 +295,11 @@ impl Node {
     /// writes it took, recall queries, review's vectors, and replicated writes whose log entry
     /// carried no vector this node could use.
     pub fn embedded_texts(&self) -> u64 {
-        self.inner.context.embedded_texts.load(Ordering::Relaxed)
+        self.inner
+            .banks
+            .context()
+            .embedded_texts
+            .load(Ordering::Relaxed)
     }
 
     pub async fn write(&self, request: WriteRequest) -> Result<WriteOutcome, NodeError> {
@@ -372,7 +367,10 @@ impl Node {
     /// Who sent `token` (every right when authentication is off), once its key's rate limit
     /// admits one more request.
     pub fn authenticate(&self, token: Option<&str>) -> Result<Principal, NodeError> {
-        let principal = self.inner.authenticator.authenticate(self, token)?;
+        let principal = self
+            .inner
+            .authenticator
+            .authenticate(self.banks().metadata_reader(), token)?;
         let bucket = principal.key_id.as_deref().unwrap_or(&principal.name);
         self.inner.rate_limiter.admit(bucket)?;
         Ok(principal)
@@ -397,15 +395,16 @@ impl Node {
         principal: &str,
         grants: Vec<Grant>,
     ) -> Result<IssuedKey, NodeError> {
-        crate::access::create_key(self, principal, grants).await
+        crate::access::create_key(self.banks(), principal, grants).await
     }
 
     pub async fn revoke_api_key(&self, id: &str) -> Result<ApiKey, NodeError> {
-        crate::access::revoke_key(self, id).await
+        crate::access::revoke_key(self.banks(), id).await
     }
 
     pub fn api_keys(&self) -> Result<Vec<ApiKey>, NodeError> {
-        self.metadata_reader()
+        self.banks()
+            .metadata_reader()
             .api_keys()
             .map_err(NodeError::internal)
     }
@@ -457,7 +456,7 @@ impl Node {
         id: MemoryId,
         consistency: Consistency,
     ) -> Result<Memory, NodeError> {
-        let home = self.home_of_memory(id)?;
+        let home = self.banks().home_of_memory(id)?;
         if consistency == Consistency::Linearizable {
             home.store
                 .ensure_linearizable()
@@ -491,7 +490,7 @@ impl Node {
         limit: usize,
         keep: impl Fn(&Memory) -> bool,
     ) -> Result<(Vec<Memory>, Option<MemoryId>), NodeError> {
-        let home = self.home_of_bank(bank)?;
+        let home = self.banks().home_of_bank(bank)?;
         let reader = home.reader();
         if reader.bank(bank).map_err(NodeError::internal)?.is_none() {
             return Err(NodeError::NotFound(format!("bank {bank} does not exist")));
@@ -525,7 +524,7 @@ impl Node {
     }
 
     pub async fn trace(&self, id: MemoryId) -> Result<Trace, NodeError> {
-        let home = self.home_of_memory(id)?;
+        let home = self.banks().home_of_memory(id)?;
         let reader = home.reader();
         let memory = reader
             .memory(id)
@@ -578,6 +577,7 @@ impl Node {
             reason
         };
         let (log_index, outcome) = self
+            .banks()
             .propose_for_bank(
                 &memory.bank,
                 Command::Forget {
@@ -592,8 +592,8 @@ impl Node {
             CommandOutcome::Forgotten { ids } => ids,
             other => return Err(outcome_error(other)),
         };
-        let view = self.bank_view(&memory.bank).await?;
-        self.wait_indexed(view, log_index).await?;
+        let view = self.banks().bank_view(&memory.bank).await?;
+        self.banks().wait_indexed(view, log_index).await?;
         Ok(ids)
     }
 
@@ -614,6 +614,7 @@ impl Node {
         }
         let memory = self.get_unverified(id, Consistency::Eventual).await?;
         let (log_index, outcome) = self
+            .banks()
             .propose_for_bank(
                 &memory.bank,
                 Command::ReleaseQuarantine {
@@ -628,8 +629,8 @@ impl Node {
             CommandOutcome::Released { memory } => *memory,
             other => return Err(outcome_error(other)),
         };
-        let view = self.bank_view(&memory.bank).await?;
-        self.wait_indexed(view, log_index).await?;
+        let view = self.banks().bank_view(&memory.bank).await?;
+        self.banks().wait_indexed(view, log_index).await?;
         tracing::warn!(%id, bank = %memory.bank, %principal, "memory released from quarantine");
         Ok(released)
     }
@@ -665,7 +666,7 @@ impl Node {
 
     /// Whether this node leads the Raft group, and so runs the scheduled and event reviews.
     pub fn is_leader(&self) -> bool {
-        self.inner.store.metrics().leader == Some(self.inner.config.node.id)
+        self.inner.banks.metadata_store().metrics().leader == Some(self.inner.config.node.id)
     }
 
     /// A write looked like it contradicts a memory of `bank`: its reviewer runs a cycle soon. The
@@ -693,7 +694,8 @@ impl Node {
     /// Whether this node leads the group `bank` lives in, and so runs its scheduled and event
     /// reviews.
     pub(crate) fn leads_bank(&self, bank: &BankName) -> bool {
-        self.home_of_bank(bank)
+        self.banks()
+            .home_of_bank(bank)
             .is_ok_and(|home| home.store.metrics().leader == Some(self.inner.config.node.id))
     }
 
@@ -765,7 +767,7 @@ impl Node {
             loop {
                 tick.tick().await;
                 if let Some(link) = node.inner.link.get() {
-                    link.dial_missing(&node).await;
+                    link.dial_missing(node.cluster()).await;
                 }
             }
         }));
@@ -814,7 +816,7 @@ impl Node {
         name: BankName,
         patch: BankPatch,
     ) -> Result<BankConfig, NodeError> {
-        let home = self.home_of_bank(&name)?;
+        let home = self.banks().home_of_bank(&name)?;
         if home
             .reader()
             .bank(&name)
@@ -825,8 +827,15 @@ impl Node {
                 "bank {name} already exists"
             )));
         }
-        let config = apply_patch(self.default_bank_config(name, Timestamp::now()), patch)?;
+        let config = apply_patch(
+            self.inner
+                .config
+                .bank_defaults
+                .bank_config(name, Timestamp::now()),
+            patch,
+        )?;
         let (_, outcome) = self
+            .banks()
             .propose_to(
                 &home,
                 Command::CreateBank {
@@ -842,7 +851,7 @@ impl Node {
     }
 
     pub async fn get_bank(&self, name: BankName) -> Result<BankInfo, NodeError> {
-        let home = self.home_of_bank(&name)?;
+        let home = self.banks().home_of_bank(&name)?;
         let config = home
             .reader()
             .bank(&name)
@@ -860,7 +869,7 @@ impl Node {
 
     pub async fn list_banks(&self) -> Result<Vec<BankInfo>, NodeError> {
         let mut banks = vec![];
-        for home in self.hosted_homes() {
+        for home in self.banks().hosted_homes() {
             let reader = home.reader();
             for config in reader.banks().map_err(NodeError::internal)? {
                 let memory_count = reader
@@ -885,6 +894,7 @@ impl Node {
         let mut config = apply_patch(current, patch)?;
         config.updated_at = Timestamp::now();
         let (log_index, outcome) = self
+            .banks()
             .propose_for_bank(
                 &config.name,
                 Command::UpdateBank {
@@ -894,8 +904,8 @@ impl Node {
             .await?;
         match outcome {
             CommandOutcome::BankUpdated => {
-                if let Some(handle) = self.inner.context.registry.get(&config.name) {
-                    self.wait_indexed(handle.view, log_index).await?;
+                if let Some(handle) = self.inner.banks.context().registry.get(&config.name) {
+                    self.banks().wait_indexed(handle.view, log_index).await?;
                 }
                 Ok(config)
             }
@@ -906,12 +916,13 @@ impl Node {
     /// Deletes the bank and every memory in it. Returns how many memories were removed.
     pub async fn delete_bank(&self, name: BankName) -> Result<usize, NodeError> {
         let (_, outcome) = self
+            .banks()
             .propose_for_bank(&name, Command::DeleteBank { name: name.clone() })
             .await?;
         match outcome {
             CommandOutcome::BankDeleted { memories_removed } => {
                 self.inner.reviewers.remove(&name);
-                let dir = self.inner.context.index_dir(&name);
+                let dir = self.inner.banks.context().index_dir(&name);
                 if dir.exists() {
                     let _ = std::fs::remove_dir_all(dir);
                 }
@@ -929,28 +940,29 @@ impl Node {
     /// Heap bytes of `bank` on this node, by part (its records, then its indexes' parts); `None`
     /// when the bank is not loaded here.
     pub fn bank_heap_bytes(&self, bank: &BankName) -> Option<Vec<(&'static str, u64)>> {
-        let handle = self.context().registry.get(bank)?;
+        let handle = self.banks().context().registry.get(bank)?;
         Some(handle.view.heap_parts())
     }
 
     /// The loaded bank's vector index counters: how much of it its graph reaches.
     pub fn bank_vector_stats(&self, bank: &BankName) -> Option<hindsight_index::VectorStats> {
-        let handle = self.context().registry.get(bank)?;
+        let handle = self.banks().context().registry.get(bank)?;
         Some(handle.view.index.vectors().stats())
     }
 
     pub fn status(&self) -> NodeStatus {
-        let metrics = self.inner.store.metrics();
+        let metrics = self.inner.banks.metadata_store().metrics();
         NodeStatus {
             node_id: self.inner.config.node.id,
             leader_id: metrics.leader,
             term: metrics.term,
             last_log_index: metrics.last_log_index.unwrap_or(0),
             applied_index: metrics.applied_index.unwrap_or(0),
-            banks_loaded: self.inner.context.registry.len(),
-            embedding_model: self.inner.context.embedder.model_id().to_string(),
-            store_bytes_on_disk: self.metadata_reader().size_on_disk()
+            banks_loaded: self.inner.banks.context().registry.len(),
+            embedding_model: self.inner.banks.context().embedder.model_id().to_string(),
+            store_bytes_on_disk: self.banks().metadata_reader().size_on_disk()
                 + self
+                    .banks()
                     .hosted_homes()
                     .iter()
                     .filter(|h| h.partition.is_some())
@@ -962,9 +974,9 @@ impl Node {
     /// True once the node serves requests: started, a member of a cluster (a node waiting to join
     /// has no data to serve yet), and its store still running.
     pub fn is_ready(&self) -> bool {
-        self.inner.ready.load(Ordering::SeqCst)
+        self.inner.banks.readiness().load(Ordering::SeqCst)
             && self.is_member()
-            && self.inner.store.failure().is_none()
+            && self.inner.banks.metadata_store().failure().is_none()
             && self.partition_failure().is_none()
     }
 
@@ -974,7 +986,7 @@ impl Node {
     /// metadata one: left running, a node would go on answering for the partition from a store
     /// that can no longer read or write.
     pub async fn store_failed(&self) -> String {
-        let metadata = self.inner.store.failed();
+        let metadata = self.inner.banks.metadata_store().failed();
         tokio::pin!(metadata);
         loop {
             tokio::select! {
@@ -992,18 +1004,24 @@ impl Node {
         self.inner.partitions.as_ref()?.failure()
     }
 
+    /// The bank runtime: where banks live, their views, and proposing to their groups.
+    pub(crate) fn banks(&self) -> &Banks {
+        &self.inner.banks
+    }
+
     /// Whether this node belongs to a cluster (as a voter or a learner).
     pub fn is_member(&self) -> bool {
-        let id = self.inner.config.node.id;
-        self.inner
-            .store
-            .raft()
-            .metrics()
-            .borrow()
-            .membership_config
-            .membership()
-            .get_node(&id)
-            .is_some()
+        self.inner.banks.is_member()
+    }
+
+    /// The partition `bank` lives in; `None` without partitions.
+    pub fn partition_of_bank(&self, bank: &BankName) -> Option<PartitionId> {
+        self.inner.banks.partition_of_bank(bank)
+    }
+
+    /// The partition memory `id` lives in; `None` without partitions.
+    pub fn partition_of_memory(&self, id: MemoryId) -> Option<PartitionId> {
+        self.inner.banks.partition_of_memory(id)
     }
 
     /// The node-to-node service (served on the gRPC port) and membership operations.
@@ -1024,7 +1042,8 @@ impl Node {
     /// Which nodes replicate each partition, as this node's replica of the metadata group holds
     /// it; `None` before the first placement (or without partitions).
     pub fn placement(&self) -> Result<Option<PlacementTable>, NodeError> {
-        self.metadata_reader()
+        self.banks()
+            .metadata_reader()
             .placement()
             .map_err(NodeError::internal)
     }
@@ -1044,19 +1063,25 @@ impl Node {
             )
         })?;
         partitions
-            .move_replica(&self.inner.store, &self.inner.cluster, p, from, to)
+            .move_replica(
+                self.inner.banks.metadata_store(),
+                &self.inner.cluster,
+                p,
+                from,
+                to,
+            )
             .await
     }
 
     /// Makes requests that wait for this node's replica to catch up fail at once: the node is
     /// about to stop taking Raft traffic, so it would not catch up.
     pub fn begin_shutdown(&self) {
-        self.inner.store.begin_shutdown();
+        self.inner.banks.metadata_store().begin_shutdown();
     }
 
     /// Flushes access statistics, dumps indexes and stops the actors and Raft.
     pub async fn shutdown(&self) {
-        if !self.inner.ready.swap(false, Ordering::SeqCst) {
+        if !self.inner.banks.readiness().swap(false, Ordering::SeqCst) {
             return;
         }
         for task in self.inner.tasks.lock().drain(..) {
@@ -1074,16 +1099,17 @@ impl Node {
         }
         let _ = self
             .inner
-            .supervisor
+            .banks
+            .supervisor()
             .call(SupervisorMsg::DumpAll, Some(Duration::from_secs(60)))
             .await;
-        self.inner.supervisor.stop(None);
+        self.inner.banks.supervisor().stop(None);
         if let Some(log) = self.inner.retrieval_log.lock().take() {
             if let Err(e) = log.flush() {
                 tracing::warn!(error = %e, "retrieval log flush");
             }
         }
-        if let Err(e) = self.inner.store.shutdown().await {
+        if let Err(e) = self.inner.banks.metadata_store().shutdown().await {
             tracing::warn!(error = %e, "store shutdown");
         }
         tracing::info!("node {} stopped", self.inner.config.node.id);
@@ -1092,10 +1118,11 @@ impl Node {
     /// Test hook: makes the bank's actor panic, as a bug would. Its supervisor restarts it.
     #[cfg(feature = "test-hooks")]
     pub async fn inject_bank_panic(&self, bank: &BankName) -> Result<(), NodeError> {
-        let view = self.bank_view(bank).await?;
+        let view = self.banks().bank_view(bank).await?;
         let handle = self
             .inner
-            .context
+            .banks
+            .context()
             .registry
             .get(&view.name)
             .ok_or_else(|| NodeError::internal("bank stopped"))?;
@@ -1106,41 +1133,6 @@ impl Node {
     }
 
     // ---- used by the service modules ----
-
-    /// The metadata group's records: API keys and the placement table (and, without partitions,
-    /// every bank). A bank's records are read through [`Node::home_of_bank`].
-    pub(crate) fn metadata_reader(&self) -> &StateReader {
-        self.inner.store.reader()
-    }
-
-    pub(crate) fn metadata_store(&self) -> &StoreHandle {
-        &self.inner.store
-    }
-
-    /// Where `bank` lives on this node; an error when this node holds no replica of it.
-    pub(crate) fn home_of_bank(&self, bank: &BankName) -> Result<Home, NodeError> {
-        self.inner.homes.of_bank(bank)
-    }
-
-    /// Where memory `id` lives on this node; an error when this node holds no replica of it.
-    pub(crate) fn home_of_memory(&self, id: MemoryId) -> Result<Home, NodeError> {
-        self.inner.homes.of_memory(id)
-    }
-
-    /// Every group holding banks that this node has a replica of.
-    pub(crate) fn hosted_homes(&self) -> Vec<Home> {
-        self.inner.homes.hosted()
-    }
-
-    /// The partition `bank` lives in; `None` without partitions.
-    pub fn partition_of_bank(&self, bank: &BankName) -> Option<PartitionId> {
-        self.inner.homes.partition_of_bank(bank)
-    }
-
-    /// The partition memory `id` lives in; `None` without partitions.
-    pub fn partition_of_memory(&self, id: MemoryId) -> Option<PartitionId> {
-        self.inner.homes.partition_of_memory(id)
-    }
 
     /// The leader of the group `bank` lives in and a channel to it, when another node leads it.
     pub fn bank_leader_channel(
@@ -1202,11 +1194,6 @@ impl Node {
         Ok(Some(owners))
     }
 
-    /// Ids for new memories of `bank`.
-    pub(crate) fn new_ids(&self, bank: &BankName) -> NewIds {
-        self.inner.homes.new_ids(bank)
-    }
-
     pub(crate) fn reflector(&self) -> Arc<NodeReflector> {
         self.inner.reflector.clone()
     }
@@ -1236,100 +1223,6 @@ impl Node {
         &self.inner.reservations
     }
 
-    pub(crate) fn context(&self) -> &Arc<BankContext> {
-        &self.inner.context
-    }
-
-    pub(crate) fn default_bank_config(&self, name: BankName, now: Timestamp) -> BankConfig {
-        let defaults = &self.inner.config.bank_defaults;
-        let mut config = BankConfig::new(name, now);
-        config.min_confidence = defaults.min_confidence;
-        config.dedup_threshold = defaults.dedup_threshold;
-        config.working_ttl_secs = defaults.working_ttl_secs;
-        config.collapse_threshold = defaults.collapse_threshold;
-        config.max_memories = defaults.max_memories;
-        config.max_bytes = defaults.max_bytes;
-        config.require_corroboration = defaults.require_corroboration;
-        config.weights = defaults.weights.clone();
-        config
-    }
-
-    /// Proposes `command` to the metadata group (API keys; every bank without partitions).
-    pub(crate) async fn propose_metadata(
-        &self,
-        command: Command,
-    ) -> Result<(u64, CommandOutcome), NodeError> {
-        let home = self.inner.homes.metadata_home();
-        self.propose_to(&home, command).await
-    }
-
-    /// Proposes `command`, which changes only what lives in `home`, to `home`'s group. The log
-    /// index returned is that group's.
-    pub(crate) async fn propose_to(
-        &self,
-        home: &Home,
-        command: Command,
-    ) -> Result<(u64, CommandOutcome), NodeError> {
-        if !self.inner.ready.load(Ordering::SeqCst)
-            || self.inner.store.is_stopping()
-            || home.store.is_stopping()
-        {
-            return Err(NodeError::NotTaken("the node is shutting down".into()));
-        }
-        self.await_membership().await?;
-        let proposed = home.store.propose(command).await.map_err(|e| {
-            if e.surely_not_proposed() {
-                NodeError::NotTaken(format!("the write was not proposed: {e}"))
-            } else {
-                NodeError::Unavailable(format!("the write was not acknowledged: {e}"))
-            }
-        })?;
-        Ok((proposed.log_index, proposed.outcome))
-    }
-
-    /// Waits until this node's replica of `home` has applied `log_index`.
-    pub(crate) async fn wait_applied(&self, home: &Home, log_index: u64) -> Result<(), NodeError> {
-        home.store
-            .wait_applied_within(log_index, INDEX_WAIT)
-            .await
-            .map_err(|e| NodeError::Unavailable(e.to_string()))
-    }
-
-    /// Proposes `command`, which changes only `bank`, to the group `bank` lives in.
-    pub(crate) async fn propose_for_bank(
-        &self,
-        bank: &BankName,
-        command: Command,
-    ) -> Result<(u64, CommandOutcome), NodeError> {
-        let home = self.home_of_bank(bank)?;
-        self.propose_to(&home, command).await
-    }
-
-    /// A node that has just joined learns that it is a member from the leader's next entries; a
-    /// write sent to it in between waits for that instead of failing.
-    async fn await_membership(&self) -> Result<(), NodeError> {
-        if self.is_member() {
-            return Ok(());
-        }
-        let id = self.inner.config.node.id;
-        let wait = self.inner.store.config().leader_wait;
-        self.inner
-            .store
-            .raft()
-            .wait(Some(wait))
-            .metrics(
-                |m| m.membership_config.membership().get_node(&id).is_some(),
-                "this node is a member",
-            )
-            .await
-            .map(|_| ())
-            .map_err(|_| {
-                NodeError::Unavailable(format!(
-                    "node {id} is not a member of a cluster: it has not finished joining one, or it was removed"
-                ))
-            })
-    }
-
     /// Unloads banks left idle, and the least recently used past the memory budget (see
     /// [`crate::bank::residency`]); a bank's reviewer leaves with it.
     fn keep_loaded_banks_within_limits(&self) -> tokio::task::JoinHandle<()> {
@@ -1339,8 +1232,8 @@ impl Node {
             budget_bytes: index.memory_budget_bytes(),
             keep_recent_millis: KEEP_RECENT_BANKS.as_millis() as u64,
         };
-        let registry = self.inner.context.registry.clone();
-        let supervisor = self.inner.supervisor.clone();
+        let registry = self.inner.banks.context().registry.clone();
+        let supervisor = self.inner.banks.supervisor().clone();
         // Held weakly: the task must not keep a shut-down node alive.
         let node = Arc::downgrade(&self.inner);
         tokio::spawn(residency::keep_within(
@@ -1353,95 +1246,6 @@ impl Node {
                 }
             },
         ))
-    }
-
-    /// The bank's published view, starting its actor if needed.
-    pub(crate) async fn bank_view(&self, bank: &BankName) -> Result<Arc<BankView>, NodeError> {
-        if let Some(handle) = self.inner.context.registry.use_bank(bank) {
-            return Ok(handle.view);
-        }
-        if self
-            .home_of_bank(bank)?
-            .reader()
-            .bank(bank)
-            .map_err(NodeError::internal)?
-            .is_none()
-        {
-            return Err(NodeError::NotFound(format!("bank {bank} does not exist")));
-        }
-        let bank = bank.clone();
-        self.inner
-            .supervisor
-            .call(|port| SupervisorMsg::Ensure(bank, port), Some(INDEX_WAIT))
-            .await
-            .map_err(|e| NodeError::Unavailable(format!("bank supervisor unavailable: {e}")))?
-            .success_or(NodeError::Unavailable("bank start timed out".into()))?
-            .map_err(NodeError::Unavailable)
-    }
-
-    /// The views of `banks` to read, showing every write acknowledged before the call when asked to
-    /// be linearizable. The barrier comes before the banks are looked up: a follower that has not
-    /// yet applied a bank's creation must not answer that the bank does not exist.
-    pub(crate) async fn read_barrier(
-        &self,
-        banks: &[BankName],
-        consistency: Consistency,
-    ) -> Result<Vec<Arc<BankView>>, NodeError> {
-        if consistency == Consistency::Linearizable {
-            // Each group the banks live in, once.
-            let mut barriers: Vec<Option<PartitionId>> = vec![];
-            for bank in banks {
-                let home = self.home_of_bank(bank)?;
-                if barriers.contains(&home.partition) {
-                    continue;
-                }
-                barriers.push(home.partition);
-                home.store
-                    .ensure_linearizable()
-                    .await
-                    .map_err(|e| NodeError::Unavailable(e.to_string()))?;
-            }
-        }
-        let mut caught_up = Vec::with_capacity(banks.len());
-        for bank in banks {
-            let view = self.bank_view(bank).await?;
-            let needed = self.inner.context.registry.last_effect(bank);
-            caught_up.push(self.wait_indexed(view, needed).await?);
-        }
-        Ok(caught_up)
-    }
-
-    /// Waits until the bank's view shows every effect through `log_index`, and returns that view. A
-    /// view whose actor failed never catches up; its replacement, loaded from the store, does.
-    pub(crate) async fn wait_indexed(
-        &self,
-        view: Arc<BankView>,
-        log_index: u64,
-    ) -> Result<Arc<BankView>, NodeError> {
-        let deadline = tokio::time::Instant::now() + INDEX_WAIT;
-        let mut view = view;
-        loop {
-            if view.indexed_through() >= log_index
-                || tokio::time::timeout(VIEW_RECHECK, view.wait_indexed(log_index))
-                    .await
-                    .is_ok()
-            {
-                return Ok(view);
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(NodeError::Unavailable(format!(
-                    "bank {} indexes did not catch up with log index {log_index}",
-                    view.name
-                )));
-            }
-            // A stopping node takes no more Raft traffic, so it would not catch up.
-            if self.inner.store.is_stopping() {
-                return Err(NodeError::Unavailable(format!(
-                    "this node is shutting down before its replica reached log index {log_index}; ask another node"
-                )));
-            }
-            view = self.bank_view(&view.name).await?;
-        }
     }
 
     pub(crate) fn note_access(&self, hits: &[RecallHit], at: Timestamp) {
@@ -1477,7 +1281,8 @@ impl Node {
             })
             .collect();
         for (home, hits) in self.by_home(hits)? {
-            self.propose_to(&home, Command::RecordAccess { hits })
+            self.banks()
+                .propose_to(&home, Command::RecordAccess { hits })
                 .await?;
         }
         Ok(())
@@ -1487,7 +1292,7 @@ impl Node {
     fn by_home(&self, hits: Vec<AccessHit>) -> Result<Vec<(Home, Vec<AccessHit>)>, NodeError> {
         let mut groups: Vec<(Home, Vec<AccessHit>)> = vec![];
         for hit in hits {
-            let home = self.home_of_memory(hit.id)?;
+            let home = self.banks().home_of_memory(hit.id)?;
             match groups
                 .iter_mut()
                 .find(|(h, _)| h.partition == home.partition)
@@ -1507,7 +1312,7 @@ impl Node {
         // Hits on memories whose partition moved away meanwhile are dropped: they are a hint.
         let hits = hits
             .into_iter()
-            .filter(|hit| self.home_of_memory(hit.id).is_ok())
+            .filter(|hit| self.banks().home_of_memory(hit.id).is_ok())
             .collect();
         let Ok(groups) = self.by_home(hits) else {
             return;
@@ -1528,7 +1333,7 @@ impl Node {
                 loop {
                     tick.tick().await;
                     partitions
-                        .reconcile(&node.inner.store, &node.inner.cluster)
+                        .reconcile(node.inner.banks.metadata_store(), &node.inner.cluster)
                         .await;
                 }
             }));
@@ -1565,11 +1370,12 @@ impl Node {
                     // The schedule only rings the reviewers of the banks that are due; the cycles
                     // run in the reviewers, one bank's after another's as the actors get to them.
                     let banks: Vec<BankName> = node
+                        .banks()
                         .hosted_homes()
                         .iter()
                         .flat_map(|home| {
                             let reader = home.reader().clone();
-                            let registry = node.inner.context.registry.clone();
+                            let registry = node.inner.banks.context().registry.clone();
                             let node = node.clone();
                             reader
                                 .banks()
@@ -1606,7 +1412,7 @@ impl Node {
         tasks.push(self.keep_loaded_banks_within_limits());
         let dump_every = self.inner.config.index.dump_interval_secs;
         if dump_every > 0 {
-            let supervisor = self.inner.supervisor.clone();
+            let supervisor = self.inner.banks.supervisor().clone();
             tasks.push(tokio::spawn(async move {
                 let mut tick = tokio::time::interval(Duration::from_secs(dump_every));
                 tick.tick().await;

@@ -10,8 +10,8 @@ use hindsight_core::{
     MemoryId, RecallRequest, RecallResponse, RetrievalRecord, Timestamp, ValidationError,
 };
 
+use super::RecallHost;
 use crate::error::NodeError;
-use crate::node::Node;
 
 pub use hindsight_core::api_types::FeedbackReport;
 
@@ -19,7 +19,7 @@ pub use hindsight_core::api_types::FeedbackReport;
 /// one part of a recall over several partitions whose caller already has that id, else a new one.
 /// A log that cannot be written costs the caller its recall id, not its answer.
 pub(crate) fn log_recall(
-    node: &Node,
+    node: &impl RecallHost,
     principal: &str,
     request: RecallRequest,
     response: &mut RecallResponse,
@@ -69,7 +69,7 @@ pub(crate) fn log_recall(
 }
 
 pub(crate) async fn feedback(
-    node: &Node,
+    node: &impl RecallHost,
     principal: &str,
     recall: RecallId,
     memory: MemoryId,
@@ -115,8 +115,9 @@ pub(crate) async fn feedback(
     }
     let delta = node.config().feedback.delta(outcome);
     let at = Timestamp::now();
-    let home = node.home_of_memory(memory)?;
+    let home = node.banks().home_of_memory(memory)?;
     let (log_index, result) = node
+        .banks()
         .propose_to(
             &home,
             Command::Feedback {
@@ -159,8 +160,8 @@ pub(crate) async fn feedback(
     }
     metrics::counter!("hindsight_feedback_total", "outcome" => outcome.as_str()).increment(1);
     let current = node.get(memory).await?;
-    let view = node.bank_view(&current.bank).await?;
-    node.wait_indexed(view, log_index).await?;
+    let view = node.banks().bank_view(&current.bank).await?;
+    node.banks().wait_indexed(view, log_index).await?;
     if matches!(outcome, FeedbackOutcome::Wrong) && node.config().review.on_likely_conflict {
         node.hint_review(&current.bank).await;
     }
@@ -172,13 +173,16 @@ pub(crate) async fn feedback(
     })
 }
 
-pub(crate) fn list(node: &Node, query: &RetrievalQuery) -> Result<Vec<RetrievalRecord>, NodeError> {
+pub(crate) fn list(
+    node: &impl RecallHost,
+    query: &RetrievalQuery,
+) -> Result<Vec<RetrievalRecord>, NodeError> {
     node.retrieval_log()?
         .list(query)
         .map_err(NodeError::internal)
 }
 
-pub(crate) fn get(node: &Node, recall: RecallId) -> Result<RetrievalRecord, NodeError> {
+pub(crate) fn get(node: &impl RecallHost, recall: RecallId) -> Result<RetrievalRecord, NodeError> {
     node.retrieval_log()?
         .get(recall)
         .map_err(NodeError::internal)?

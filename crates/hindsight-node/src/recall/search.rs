@@ -13,12 +13,12 @@ use hindsight_core::scoring::{combine_evidence, freshness, lifecycle_score, WEAK
 use hindsight_core::shadow::{self, shadowed, Found};
 use hindsight_core::{BankConfig, Memory, MemoryId, SourceKind, Status, Timestamp};
 
+use super::RecallHost;
 use crate::bank::changes::{announces_change, is_user_statement};
 use crate::bank::embedding;
 use crate::bank::BankView;
 use crate::error::NodeError;
 use crate::metrics;
-use crate::node::Node;
 use crate::write::guarding;
 use hindsight_guard::Screener;
 use hindsight_index::dot;
@@ -87,7 +87,7 @@ const IN_WINDOW_EVIDENCE: f32 = 0.6;
 const TEMPORAL_SCORED_MAX: usize = 2048;
 
 pub async fn recall(
-    node: &Node,
+    node: &impl RecallHost,
     principal: &str,
     mut request: RecallRequest,
     part_of: Option<RecallId>,
@@ -95,7 +95,8 @@ pub async fn recall(
     let started = Instant::now();
     request.validate(&node.config().limits)?;
     let views = Arc::new(
-        node.read_barrier(&request.banks, request.consistency)
+        node.banks()
+            .read_barrier(&request.banks, request.consistency)
             .await?,
     );
 
@@ -172,7 +173,7 @@ pub async fn recall(
     let user_voice = hindsight_text::in_user_voice(&asked);
     let mut texts = vec![text_query];
     texts.extend(user_voice);
-    let mut vectors = embedding::embed(&node.context().embedder, texts)
+    let mut vectors = embedding::embed(&node.banks().context().embedder, texts)
         .await?
         .into_iter();
     let vectors = QueryVectors {

@@ -7,18 +7,18 @@ use hindsight_core::review::{
 };
 use hindsight_core::{BankName, Memory, MemoryId, Status, Timestamp};
 
+use super::ReviewHost;
 use crate::error::NodeError;
-use crate::node::Node;
 
 /// Confidence a memory a person confirmed gets back, at least.
 const CONFIRMED_CONFIDENCE: f32 = 0.9;
 
-pub async fn list(
-    node: &Node,
+pub(crate) async fn list(
+    node: &impl ReviewHost,
     bank: &BankName,
     include_resolved: bool,
 ) -> Result<Vec<Conflict>, NodeError> {
-    let home = node.home_of_bank(bank)?;
+    let home = node.banks().home_of_bank(bank)?;
     if home
         .reader()
         .bank(bank)
@@ -34,14 +34,14 @@ pub async fn list(
         .collect())
 }
 
-pub async fn resolve(
-    node: &Node,
+pub(crate) async fn resolve(
+    node: &impl ReviewHost,
     bank: BankName,
     id: u64,
     outcome: ResolutionOutcome,
     note: String,
 ) -> Result<(Conflict, Vec<MemoryId>), NodeError> {
-    let home = node.home_of_bank(&bank)?;
+    let home = node.banks().home_of_bank(&bank)?;
     let conflict = home
         .reader()
         .conflict(&bank, id)
@@ -103,6 +103,7 @@ pub async fn resolve(
         note,
     };
     let (log_index, result) = node
+        .banks()
         .propose_to(
             &home,
             Command::ResolveConflict {
@@ -125,8 +126,8 @@ pub async fn resolve(
         }
     };
     if !changed.is_empty() {
-        let view = node.bank_view(&bank).await?;
-        node.wait_indexed(view, log_index).await?;
+        let view = node.banks().bank_view(&bank).await?;
+        node.banks().wait_indexed(view, log_index).await?;
     }
     let conflict = home
         .reader()

@@ -19,11 +19,11 @@ use hindsight_review::{
     PairKey, RulesJudge,
 };
 
+use super::ReviewHost;
 use crate::bank::homes::NewIds;
 use crate::bank::BankView;
 use crate::config::ReviewSection;
 use crate::error::NodeError;
-use crate::node::Node;
 use crate::review::judging::{judge_with_rules, LlmJudge};
 use crate::review::maintenance;
 use crate::types::ReviewReport;
@@ -35,7 +35,7 @@ use hindsight_review::is_inferred;
 const DECAY_PERIOD_DAYS: f64 = 1.0;
 
 pub async fn review(
-    node: &Node,
+    node: &impl ReviewHost,
     bank: BankName,
     as_of: Option<Timestamp>,
 ) -> Result<ReviewReport, NodeError> {
@@ -44,16 +44,18 @@ pub async fn review(
     let now = Timestamp::now();
     let as_of = as_of.unwrap_or(now);
     let view = node
+        .banks()
         .read_barrier(std::slice::from_ref(&bank), Consistency::Linearizable)
         .await?
         .remove(0);
     phases.mark("read barrier");
     let expired = expire(node, &bank, &view, as_of, now).await?;
     // Expiry may have replaced the view's records; read the current one.
-    let view = node.bank_view(&bank).await?;
+    let view = node.banks().bank_view(&bank).await?;
     phases.mark("expiry");
 
     let state = node
+        .banks()
         .home_of_bank(&bank)?
         .reader()
         .review_state(&bank)
@@ -69,7 +71,7 @@ pub async fn review(
     phases.mark("user voices");
     let cycle_view = view.clone();
     let llm = node.llm_judge();
-    let ids = node.new_ids(&bank);
+    let ids = node.banks().new_ids(&bank);
     let plan = tokio::task::spawn_blocking(move || {
         plan_cycle(
             &cycle_view,
@@ -99,6 +101,7 @@ pub async fn review(
     report.took_micros = started.elapsed().as_micros() as u64;
     phases.restart();
     let (log_index, outcome) = node
+        .banks()
         .propose_for_bank(
             &bank,
             Command::Review {
@@ -134,7 +137,7 @@ pub async fn review(
     // Only changed memories reach the bank's actor; a cycle that changed nothing has nothing to
     // wait for.
     if !updated.is_empty() || !created.is_empty() || !purged.is_empty() {
-        node.wait_indexed(view, log_index).await?;
+        node.banks().wait_indexed(view, log_index).await?;
     }
     phases.mark("apply and index");
     report.cycle = cycle;
@@ -200,7 +203,7 @@ impl Phases {
 }
 
 async fn expire(
-    node: &Node,
+    node: &impl ReviewHost,
     bank: &BankName,
     view: &Arc<BankView>,
     as_of: Timestamp,
@@ -218,6 +221,7 @@ async fn expire(
     }
     due.sort();
     let (log_index, outcome) = node
+        .banks()
         .propose_for_bank(
             bank,
             Command::Expire {
@@ -233,7 +237,7 @@ async fn expire(
             "unexpected outcome of expiry: {outcome:?}"
         )));
     };
-    node.wait_indexed(view.clone(), log_index).await?;
+    node.banks().wait_indexed(view.clone(), log_index).await?;
     Ok(ids)
 }
 
@@ -264,7 +268,7 @@ struct CycleLimits {
 /// cycle get a second vector, embedded in the user's voice ("I seem to work late"), which the
 /// review's neighbourhood compares with statements instead of the third-person one.
 async fn user_voices(
-    node: &Node,
+    node: &impl ReviewHost,
     view: &BankView,
     watermark: u64,
     settings: &ReviewSection,
@@ -333,7 +337,7 @@ async fn user_voices(
         return Ok(HashMap::new());
     }
     let (ids, texts): (Vec<MemoryId>, Vec<String>) = texts.into_iter().unzip();
-    let vectors = crate::bank::embedding::embed(&node.context().embedder, texts).await?;
+    let vectors = crate::bank::embedding::embed(&node.banks().context().embedder, texts).await?;
     Ok(ids.into_iter().zip(vectors).collect())
 }
 

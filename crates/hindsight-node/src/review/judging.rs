@@ -13,58 +13,15 @@ use std::time::Duration;
 use hindsight_core::review::{QuarantineCheck, QuarantineRuling};
 use hindsight_core::{Memory, MemoryId, Status};
 use hindsight_llm::{
-    check_quarantined, ChatClient, ChatConfig, JudgeConfig, JudgeItem, PairJudge,
-    QuarantineDecision, QuarantineItem, Side, Statement, MAX_BATCH_ITEMS,
+    check_quarantined, ChatClient, JudgeItem, PairJudge, QuarantineDecision, QuarantineItem, Side,
+    Statement, MAX_BATCH_ITEMS,
 };
 use hindsight_review::{plan_batches, Judge, Judgement, Pair, Relation, RulesJudge, TokenBudget};
-use serde::{Deserialize, Serialize};
 
 use crate::error::NodeError;
+
+pub use crate::config::{JudgeKind, LlmJudgeSection};
 use crate::review::token_window::TokenWindow;
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JudgeKind {
-    /// Offline and deterministic (the default).
-    #[default]
-    Rules,
-    /// An OpenAI-compatible chat model, one sample per pair.
-    Llm,
-    /// The same model sampled several times; the majority decides.
-    Consensus,
-}
-
-/// The model-backed judge's connection and budgets.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LlmJudgeSection {
-    pub chat: ChatConfig,
-    pub judge: JudgeConfig,
-    /// Pairs per prompt (5–10).
-    pub batch_size: usize,
-    /// Tokens one bank's cycle may spend.
-    pub bank_budget_tokens: u64,
-    /// Tokens the whole node may spend per `node_budget_interval_secs`.
-    pub node_budget_tokens: u64,
-    pub node_budget_interval_secs: u64,
-    /// Review cycles also send newly quarantined memories, with the screen's reason, to the model,
-    /// which confirms or releases each (out of the same budgets).
-    pub check_quarantine: bool,
-}
-
-impl Default for LlmJudgeSection {
-    fn default() -> Self {
-        LlmJudgeSection {
-            chat: ChatConfig::default(),
-            judge: JudgeConfig::default(),
-            batch_size: 8,
-            bank_budget_tokens: 20_000,
-            node_budget_tokens: 200_000,
-            node_budget_interval_secs: 3600,
-            check_quarantine: true,
-        }
-    }
-}
 
 /// The node's model-backed judge with its shared budget window.
 pub struct LlmJudge {

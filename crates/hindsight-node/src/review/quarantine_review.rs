@@ -16,19 +16,23 @@ use hindsight_core::command::{Command, CommandOutcome};
 use hindsight_core::review::QUARANTINE_CHECK;
 use hindsight_core::{BankName, Memory, Status, Timestamp};
 
+use super::ReviewHost;
 use crate::error::NodeError;
-use crate::node::Node;
 
 /// Checks `bank`'s unchecked quarantined memories; `spent` is what the cycle already spent of the
 /// bank's token budget.
-pub(crate) async fn check(node: &Node, bank: &BankName, spent: u64) -> Result<(), NodeError> {
+pub(crate) async fn check(
+    node: &impl ReviewHost,
+    bank: &BankName,
+    spent: u64,
+) -> Result<(), NodeError> {
     let Some(llm) = node.llm_judge() else {
         return Ok(());
     };
     if !llm.checks_quarantine() {
         return Ok(());
     }
-    let view = node.bank_view(bank).await?;
+    let view = node.banks().bank_view(bank).await?;
     let mut pending: Vec<Arc<Memory>> = view.with_records(|records| {
         records
             .values()
@@ -59,6 +63,7 @@ pub(crate) async fn check(node: &Node, bank: &BankName, spent: u64) -> Result<()
         return Ok(());
     }
     let (log_index, outcome) = node
+        .banks()
         .propose_for_bank(
             bank,
             Command::QuarantineChecked {
@@ -94,6 +99,6 @@ pub(crate) async fn check(node: &Node, bank: &BankName, spent: u64) -> Result<()
             )))
         }
     }
-    node.wait_indexed(view, log_index).await?;
+    node.banks().wait_indexed(view, log_index).await?;
     Ok(())
 }

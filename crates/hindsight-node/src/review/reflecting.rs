@@ -6,22 +6,14 @@ use hindsight_core::write::WriteRequest;
 use hindsight_core::{BankName, Kind, Provenance, SourceKind, Subtype, Timestamp};
 use hindsight_llm::{ChatClient, LlmReflectConfig, LlmReflector};
 use hindsight_review::reflect::{ReflectError, Reflection, Reflector, RulesReflector, TaskTrace};
-use serde::{Deserialize, Serialize};
 
 use crate::error::NodeError;
-use crate::node::Node;
+
+use super::ReviewHost;
+pub use crate::config::ReflectorKind;
 use crate::review::judging::LlmJudgeSection;
 
 pub use hindsight_review::reflect::ReflectReport;
-
-/// Which reflector turns traces into memories.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReflectorKind {
-    #[default]
-    Rules,
-    Llm,
-}
 
 /// The node's reflector.
 pub enum NodeReflector {
@@ -54,8 +46,8 @@ impl NodeReflector {
     }
 }
 
-pub async fn reflect(
-    node: &Node,
+pub(crate) async fn reflect(
+    node: &impl ReviewHost,
     bank: BankName,
     trace: TaskTrace,
     task_id: Option<String>,

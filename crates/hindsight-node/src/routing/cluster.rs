@@ -3,15 +3,12 @@
 
 use std::time::Duration;
 
-use hindsight_cluster::{ClusterError, ClusterStatus, PeerTls, Peers, PeersConfig, TransportAuth};
+use hindsight_cluster::{
+    ClusterError, PeerTls, Peers, PeersConfig, RaftTransportService, TransportAuth,
+};
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
-use crate::node::Node;
-
-/// How long a leaving node's partitions may take to move off it (each move may need a snapshot
-/// sent to the new replica) before the removal answers that it is not finished.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Pause between rounds of asking the seeds to add this node.
 const JOIN_RETRY: Duration = Duration::from_secs(1);
@@ -58,22 +55,23 @@ pub(crate) fn peers(config: &NodeConfig) -> Result<(Peers, TransportAuth), NodeE
 /// When `cluster.join` names seeds and this node is not a member yet, keeps asking them (in
 /// turn) to add it until one does. Runs in the background: the leader replicates the log to this
 /// node while adding it, which needs this node's server up.
-pub(crate) fn spawn_join(node: &Node) {
-    let seeds = node.config().cluster.seeds();
-    if seeds.is_empty() || is_voter(node) {
+pub(crate) fn spawn_join(cluster: &RaftTransportService, config: &NodeConfig) {
+    let seeds = config.cluster.seeds();
+    let id = config.node.id;
+    if seeds.is_empty() || is_voter(cluster, id) {
         return;
     }
-    let node = node.clone();
-    let advertise = node.config().advertise_addr();
+    let cluster = cluster.clone();
+    let advertise = config.advertise_addr();
     tokio::spawn(async move {
         let mut round = 0u32;
         loop {
             for seed in &seeds {
                 // A learner whose promotion was cut short (the leader failed) asks again.
-                if is_voter(&node) {
+                if is_voter(&cluster, id) {
                     return;
                 }
-                match node.cluster().join(seed, &advertise).await {
+                match cluster.join(seed, &advertise).await {
                     Ok(status) => {
                         tracing::info!(seed = %seed, leader = ?status.leader_id, "joined the cluster");
                         return;
@@ -95,9 +93,9 @@ pub(crate) fn spawn_join(node: &Node) {
     });
 }
 
-fn is_voter(node: &Node) -> bool {
-    let id = node.config().node.id;
-    node.cluster_status()
+fn is_voter(cluster: &RaftTransportService, id: u64) -> bool {
+    cluster
+        .status()
         .members
         .iter()
         .any(|m| m.node_id == id && m.voter)
@@ -116,49 +114,24 @@ impl From<ClusterError> for NodeError {
     }
 }
 
-impl Node {
-    /// The Raft group as this node sees it.
-    pub fn cluster_status(&self) -> ClusterStatus {
-        self.cluster().status()
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// Makes this node, which belongs to no cluster, the first member of a new one.
-    pub async fn init_cluster(&self) -> Result<ClusterStatus, NodeError> {
-        Ok(self
-            .cluster()
-            .initialize(&self.config().advertise_addr())
-            .await?)
-    }
-
-    /// Asks the cluster `seed` belongs to to add this node.
-    pub async fn join_cluster(&self, seed: &str) -> Result<ClusterStatus, NodeError> {
-        if self.is_member() {
-            // Its log would clash with the other cluster's: a node joins with an empty one.
-            return Err(NodeError::FailedPrecondition(format!(
-                "node {} already belongs to a cluster (perhaps one of its own, started on a fresh data directory); start a node to join with cluster.bootstrap = false or cluster.join set",
-                self.config().node.id
-            )));
-        }
-        Ok(self
-            .cluster()
-            .join(seed, &self.config().advertise_addr())
-            .await?)
-    }
-
-    /// Removes node `id` from the cluster. With partitions the node is drained first: it stops
-    /// voting in the metadata group (so the placement leaves it out), its partitions move to the
-    /// other nodes, and only then is it removed; each step is safe to repeat, so a removal cut
-    /// short (a timeout, a leader change) finishes when asked again.
-    pub async fn remove_member(&self, id: u64) -> Result<ClusterStatus, NodeError> {
-        if let Some(partitions) = self.partitions() {
-            let status = self.cluster().status();
-            if status.members.iter().any(|m| m.node_id == id) {
-                self.cluster().demote_member(id).await?;
-                partitions
-                    .drain(self.metadata_store(), self.cluster(), id, DRAIN_TIMEOUT)
-                    .await?;
-            }
-        }
-        Ok(self.cluster().remove_member(id).await?)
+    #[test]
+    fn peers_prove_membership_with_the_cluster_secret_and_refuse_without_it_under_auth() {
+        let mut config = NodeConfig::default();
+        config.cluster.join = "10.0.0.1:7400".into();
+        config.auth.enabled = true;
+        config.cluster.secret = "s".repeat(32);
+        let (_, auth) = peers(&config).unwrap();
+        assert!(matches!(auth, TransportAuth::Secret(_)));
+        config.cluster.secret.clear();
+        config.cluster.join.clear();
+        let (_, auth) = peers(&config).unwrap();
+        assert!(
+            matches!(auth, TransportAuth::Refused(ref why) if why.contains("cluster.secret")),
+            "{auth:?}"
+        );
     }
 }

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hindsight_cluster::RaftTransportService;
 use hindsight_core::BankName;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use ractor_cluster::{
@@ -29,7 +30,6 @@ use sha2::{Digest, Sha256};
 use tokio::io::DuplexStream;
 
 use crate::error::NodeError;
-use crate::node::Node;
 
 /// How often a node looks for members it should hold a session with and has none.
 pub(crate) const DIAL_EVERY: Duration = Duration::from_secs(2);
@@ -254,15 +254,15 @@ impl ActorLink {
     }
 
     /// Dials every member with a lower id that this node holds no session with.
-    pub(crate) async fn dial_missing(&self, node: &Node) {
+    pub(crate) async fn dial_missing(&self, cluster: &RaftTransportService) {
         let (linked, pending) = self.sessions().await;
-        let members = node.cluster().status().members;
+        let members = cluster.status().members;
         for member in members {
             let id = member.node_id;
             if id >= self.node_id || linked.contains(&id) || pending.contains(&id) {
                 continue;
             }
-            match node.cluster().dial_link(id, &member.address).await {
+            match cluster.dial_link(id, &member.address).await {
                 Ok(pipe) => self.open(pipe, format!("node-{id}"), false),
                 Err(e) => tracing::debug!(peer = id, error = %e, "actor link not opened"),
             }

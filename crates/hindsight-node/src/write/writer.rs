@@ -15,12 +15,12 @@ use hindsight_core::{
 use hindsight_index::dot;
 use hindsight_review::importance;
 
+use super::WriteHost;
 use crate::bank::embedding;
 use crate::bank::homes::Home;
 use crate::bank::BankView;
 use crate::error::NodeError;
 use crate::metrics;
-use crate::node::Node;
 use crate::write::guarding;
 use crate::write::quota::{Demand, Reservation};
 
@@ -32,7 +32,7 @@ struct Planned {
 }
 
 pub async fn write_batch(
-    node: &Node,
+    node: &impl WriteHost,
     mut requests: Vec<WriteRequest>,
 ) -> Result<Vec<WriteOutcome>, NodeError> {
     let limits = &node.config().limits;
@@ -75,11 +75,14 @@ pub async fn write_batch(
             .map_err(NodeError::internal)?
         {
             Some(config) => {
-                let view = node.bank_view(&request.bank).await?;
+                let view = node.banks().bank_view(&request.bank).await?;
                 (config, Some(view))
             }
             None if node.config().node.auto_create_banks => {
-                let config = node.default_bank_config(request.bank.clone(), now);
+                let config = node
+                    .config()
+                    .bank_defaults
+                    .bank_config(request.bank.clone(), now);
                 commands.push(Command::CreateBank {
                     config: config.clone(),
                 });
@@ -96,7 +99,7 @@ pub async fn write_batch(
     }
 
     let texts = requests.iter().map(|r| r.content.clone()).collect();
-    let vectors = embedding::embed(&node.context().embedder, texts).await?;
+    let vectors = embedding::embed(&node.banks().context().embedder, texts).await?;
 
     let mut planned: Vec<Planned> = Vec::with_capacity(requests.len());
     let mut items = Vec::with_capacity(requests.len());
@@ -113,7 +116,7 @@ pub async fn write_batch(
     for ((request, vector), found) in requests.into_iter().zip(vectors).zip(indexed) {
         let (config, view) = &banks[&request.bank];
         let confidence_given = request.confidence.is_some();
-        let id = node.new_ids(&request.bank).next(now);
+        let id = node.banks().new_ids(&request.bank).next(now);
         let mut memory = build_memory(request, config, id, now);
         if let Some(screener) = node.screener() {
             let recent = node.recent_writes();
@@ -216,7 +219,7 @@ pub async fn write_batch(
     commands.push(Command::WriteEmbedded {
         items,
         vectors: ItemVectors {
-            model: node.context().embedder.model_id().to_string(),
+            model: node.banks().context().embedder.model_id().to_string(),
             vectors: carried,
         },
     });
@@ -229,10 +232,10 @@ pub async fn write_batch(
     let creates_bank = banks.values().any(|(_, view)| view.is_none());
     let prepared = Instant::now();
     metrics::write_stage("prepare", prepared - started);
-    let (log_index, outcome) = node.propose_to(&home, command).await?;
+    let (log_index, outcome) = node.banks().propose_to(&home, command).await?;
     if creates_bank {
         // The bank's actor starts from this replica's copy, which must hold the new bank.
-        node.wait_applied(&home, log_index).await?;
+        node.banks().wait_applied(&home, log_index).await?;
     }
     let mut results = written_results(outcome)?.into_iter();
     let mut outcomes = Vec::with_capacity(order.len());
@@ -274,14 +277,13 @@ pub async fn write_batch(
     let committed = Instant::now();
     metrics::write_stage("commit", committed - prepared);
     for bank in banks.keys() {
-        let view = node.bank_view(bank).await?;
-        node.wait_indexed(view, log_index).await?;
+        let view = node.banks().bank_view(bank).await?;
+        node.banks().wait_indexed(view, log_index).await?;
     }
     metrics::write_stage("searchable", committed.elapsed());
     if node.config().review.on_likely_conflict {
         for bank in hinted {
-            let node = node.clone();
-            tokio::spawn(async move { node.hint_review(&bank).await });
+            node.hint_review_soon(bank);
         }
     }
     metrics::writes(&outcomes);
@@ -290,13 +292,13 @@ pub async fn write_batch(
 
 /// The one group every bank of the batch lives in: a batch is one log entry, and an entry belongs
 /// to one group, so a batch over banks of different partitions is refused whole.
-fn one_home(node: &Node, requests: &[WriteRequest]) -> Result<Home, NodeError> {
+fn one_home(node: &impl WriteHost, requests: &[WriteRequest]) -> Result<Home, NodeError> {
     let first = &requests[0].bank;
-    let home = node.home_of_bank(first)?;
+    let home = node.banks().home_of_bank(first)?;
     if let Some(other) = requests
         .iter()
         .map(|r| &r.bank)
-        .find(|bank| node.partition_of_bank(bank) != home.partition)
+        .find(|bank| node.banks().partition_of_bank(bank) != home.partition)
     {
         return Err(ValidationError::Invalid(format!(
             "banks {first} and {other} live in different partitions, and one batch is written to one partition; send a batch per partition (or per bank)"
@@ -309,7 +311,7 @@ fn one_home(node: &Node, requests: &[WriteRequest]) -> Result<Home, NodeError> {
 /// Checks the write against its banks' byte quotas. Only records the write creates count: a
 /// merge adds support to a memory, not content.
 fn admit_bytes(
-    node: &Node,
+    node: &impl WriteHost,
     banks: &HashMap<BankName, (BankConfig, Option<Arc<BankView>>)>,
     items: &[WriteItem],
 ) -> Result<Reservation, NodeError> {
@@ -415,7 +417,7 @@ pub(crate) fn build_memory(
 /// The scores of a write the importance gate does not keep; `None` when it is kept or not
 /// gated (a user's own words, unless `importance.gate_user_writes`).
 fn importance_shortfall(
-    node: &Node,
+    node: &impl WriteHost,
     memory: &Memory,
     nearest: Option<f32>,
 ) -> Option<ImportanceScores> {

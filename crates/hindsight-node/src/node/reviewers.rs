@@ -14,9 +14,9 @@ use hindsight_store::StateReader;
 use parking_lot::Mutex;
 use ractor::{Actor, ActorProcessingErr, ActorRef, ActorStatus, RpcReplyPort};
 
+use super::Node;
 use crate::error::NodeError;
 use crate::metrics;
-use crate::node::Node;
 use crate::review::cycle;
 use crate::types::ReviewReport;
 
