@@ -23,7 +23,7 @@ use ractor::Actor;
 use tokio::task::JoinHandle;
 
 use crate::access::rate::RateLimiter;
-use crate::access::{Authenticator, IssuedKey};
+use crate::access::{Access, Authenticator, IssuedKey};
 use crate::bank::embedding;
 use crate::bank::erasure::RecallErasure;
 use crate::bank::homes::{Home, Homes};
@@ -94,8 +94,8 @@ struct Inner {
     retrieval_log: Mutex<Option<Arc<RetrievalLog>>>,
     /// Feedback is checked against the log and recorded in it one request at a time.
     feedback_serial: tokio::sync::Mutex<()>,
-    authenticator: Authenticator,
-    rate_limiter: RateLimiter,
+    /// API keys and rate limits.
+    access_control: Access,
     write_admission: WriteAdmission,
     signer: Option<RecordSigner>,
     /// Bytes admitted under the banks' byte quotas that their views do not show yet.
@@ -270,9 +270,8 @@ impl Node {
                 reflector,
                 retrieval_log: Mutex::new(Some(retrieval_log)),
                 feedback_serial: tokio::sync::Mutex::new(()),
-                authenticator,
                 write_admission: WriteAdmission::new(config_rate_limit.max_pending_writes),
-                rate_limiter: RateLimiter::new(config_rate_limit),
+                access_control: Access::new(authenticator, RateLimiter::new(config_rate_limit)),
                 signer,
                 reservations: Arc::default(),
                 link: std::sync::OnceLock::new(),
@@ -367,13 +366,9 @@ impl Node {
     /// Who sent `token` (every right when authentication is off), once its key's rate limit
     /// admits one more request.
     pub fn authenticate(&self, token: Option<&str>) -> Result<Principal, NodeError> {
-        let principal = self
-            .inner
-            .authenticator
-            .authenticate(self.banks().metadata_reader(), token)?;
-        let bucket = principal.key_id.as_deref().unwrap_or(&principal.name);
-        self.inner.rate_limiter.admit(bucket)?;
-        Ok(principal)
+        self.inner
+            .access_control
+            .authenticate(self.banks().metadata_reader(), token)
     }
 
     /// Charges an API key's rate limit for the memories of a batch beyond the one request
@@ -381,12 +376,7 @@ impl Node {
     /// without a key (a node without auth, the bootstrap admin) share one bucket that guards
     /// the node, not a tenant, and keep paying per request.
     pub fn charge_batch(&self, principal: &Principal, memories: usize) -> Result<(), NodeError> {
-        let Some(key_id) = principal.key_id.as_deref() else {
-            return Ok(());
-        };
-        self.inner
-            .rate_limiter
-            .admit_more(key_id, memories.saturating_sub(1))
+        self.inner.access_control.charge_batch(principal, memories)
     }
 
     /// A new API key for `principal`; the whole key is in the answer only.
