@@ -8,9 +8,9 @@ use hindsight_index::{BankIndex, BankIndexConfig, IndexDoc};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use crate::bank::context::BankContext;
+use crate::bank::embedding;
 use crate::bank::registry::BankHandle;
 use crate::bank::view::BankView;
-use crate::embedding;
 
 #[derive(ractor_cluster::RactorMessage)]
 pub enum BankMsg {
@@ -130,7 +130,7 @@ async fn apply_effects(
             Effect::BankRemoved(_) => {}
         }
     }
-    crate::telemetry::write_vectors(took_carried, needs_vector.len());
+    crate::metrics::write_vectors(took_carried, needs_vector.len());
     if !needs_vector.is_empty() {
         let texts = needs_vector.iter().map(|m| m.content.clone()).collect();
         let vectors = embedding::embed(&context.embedder, texts).await?;
@@ -183,7 +183,7 @@ async fn load_view(
             Ok(index) => index,
             Err(e) => {
                 tracing::info!(%bank, reason = %e, "rebuilding bank indexes from the store");
-                crate::telemetry::index_rebuilt();
+                crate::metrics::index_rebuilt();
                 BankIndex::new(&model, BankIndexConfig::new(dim))
             }
         }
@@ -224,7 +224,7 @@ async fn load_view(
         }
     }
     handle.mark_ready();
-    crate::telemetry::bank_loaded(started.elapsed());
+    crate::metrics::bank_loaded(started.elapsed());
     tracing::info!(
         %bank,
         memories = view.len(),

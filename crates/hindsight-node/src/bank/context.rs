@@ -5,18 +5,18 @@ use std::sync::Arc;
 use hindsight_core::BankName;
 use hindsight_store::StateReader;
 
+use crate::bank::homes::Homes;
 use crate::error::NodeError;
-use crate::homes::Homes;
 
+use crate::bank::embedding::SharedEmbedder;
 use crate::bank::registry::BankRegistry;
-use crate::embedding::SharedEmbedder;
 
 /// What every bank actor shares.
 pub struct BankContext {
     /// Where each bank's records are.
     pub homes: Homes,
     pub embedder: SharedEmbedder,
-    /// Texts `embedder` was asked to embed since the node started (see [`crate::embedding::Counting`]).
+    /// Texts `embedder` was asked to embed since the node started (see [`crate::bank::embedding::Counting`]).
     pub embedded_texts: Arc<AtomicU64>,
     pub registry: Arc<BankRegistry>,
     pub index_root: PathBuf,

@@ -5,13 +5,21 @@
 mod actor;
 pub(crate) mod changes;
 mod context;
+pub(crate) mod embedding;
+pub(crate) mod erasure;
+pub(crate) mod homes;
+pub mod integrity;
+pub(crate) mod listener;
+pub(crate) mod partitions;
 mod registry;
 pub mod residency;
+mod runtime;
 mod supervisor;
 mod view;
 
 pub use actor::BankMsg;
 pub use context::BankContext;
 pub use registry::BankRegistry;
+pub(crate) use runtime::Banks;
 pub use supervisor::{BankSupervisor, SupervisorMsg};
 pub use view::BankView;

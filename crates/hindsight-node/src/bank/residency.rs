@@ -168,7 +168,7 @@ pub async fn keep_within(
         let mut limits = limits;
         if limits.budget_bytes > 0 {
             let loaded: u64 = residents.iter().map(|r| r.heap_bytes).sum();
-            let resident = crate::telemetry::resident_bytes().unwrap_or(loaded);
+            let resident = crate::metrics::resident_bytes().unwrap_or(loaded);
             let outside = resident.saturating_sub(loaded);
             if outside > limits.budget_bytes && !std::mem::replace(&mut warned, true) {
                 tracing::warn!(
@@ -180,7 +180,7 @@ pub async fn keep_within(
             limits.budget_bytes = banks_budget(limits.budget_bytes, resident, loaded);
         }
         let plan = plan_unloads(residents, uptime_millis(), limits);
-        crate::telemetry::banks_loaded_heap(plan.kept_heap_bytes);
+        crate::metrics::banks_loaded_heap(plan.kept_heap_bytes);
         trim_next = plan
             .unload
             .iter()

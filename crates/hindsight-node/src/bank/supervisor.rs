@@ -120,7 +120,7 @@ impl BankSupervisor {
         }
         state.actors.remove(&id);
         state.unloading.insert(bank.clone(), vec![]);
-        crate::telemetry::bank_unloaded(reason.label());
+        crate::metrics::bank_unloaded(reason.label());
         let supervisor = myself.clone();
         tokio::spawn(async move {
             let dumped = handle

@@ -1,0 +1,135 @@
+//! The node as each service sees it: the services name what they take from the node in a trait of
+//! their own, so that they depend on the bank runtime below them and never on the node above.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use hindsight_core::recall::RecallHit;
+use hindsight_core::write::{WriteOutcome, WriteRequest};
+use hindsight_core::{BankName, Memory, MemoryId, Timestamp};
+use hindsight_guard::{RecentWrites, Screener};
+use hindsight_store::RetrievalLog;
+use parking_lot::Mutex;
+
+use super::Node;
+use crate::bank::integrity::Integrity;
+use crate::bank::Banks;
+use crate::config::NodeConfig;
+use crate::error::NodeError;
+use crate::recall::RecallHost;
+use crate::review::judging::LlmJudge;
+use crate::review::reflecting::NodeReflector;
+use crate::review::ReviewHost;
+use crate::write::admission::WriteAdmission;
+use crate::write::quota::Reservations;
+use crate::write::WriteHost;
+
+impl WriteHost for Node {
+    fn banks(&self) -> &Banks {
+        Node::banks(self)
+    }
+
+    fn config(&self) -> &NodeConfig {
+        Node::config(self)
+    }
+
+    fn screener(&self) -> Option<&Screener> {
+        Node::screener(self)
+    }
+
+    fn recent_writes(&self) -> &Mutex<RecentWrites> {
+        Node::recent_writes(self)
+    }
+
+    fn sign(&self, memory: &mut Memory) {
+        Node::sign(self, memory)
+    }
+
+    fn write_admission(&self) -> &WriteAdmission {
+        Node::write_admission(self)
+    }
+
+    fn reservations(&self) -> &Arc<Reservations> {
+        Node::reservations(self)
+    }
+
+    fn hint_review_soon(&self, bank: BankName) {
+        let node = self.clone();
+        tokio::spawn(async move { node.hint_review(&bank).await });
+    }
+}
+
+impl RecallHost for Node {
+    fn banks(&self) -> &Banks {
+        Node::banks(self)
+    }
+
+    fn config(&self) -> &NodeConfig {
+        Node::config(self)
+    }
+
+    fn shared_screener(&self) -> Option<Arc<Screener>> {
+        Node::shared_screener(self)
+    }
+
+    fn integrity(&self, memory: &Memory) -> Integrity {
+        Node::integrity(self, memory)
+    }
+
+    fn note_access(&self, hits: &[RecallHit], at: Timestamp) {
+        Node::note_access(self, hits, at)
+    }
+
+    fn restore(
+        &self,
+        ids: Vec<MemoryId>,
+        at: Timestamp,
+    ) -> impl Future<Output = Result<(), NodeError>> + Send {
+        Node::restore(self, ids, at)
+    }
+
+    fn retrieval_log(&self) -> Result<Arc<RetrievalLog>, NodeError> {
+        Node::retrieval_log(self)
+    }
+
+    fn feedback_lock(&self) -> impl Future<Output = tokio::sync::MutexGuard<'_, ()>> + Send {
+        Node::feedback_lock(self)
+    }
+
+    fn get(&self, id: MemoryId) -> impl Future<Output = Result<Memory, NodeError>> + Send {
+        Node::get(self, id)
+    }
+
+    fn hint_review(&self, bank: &BankName) -> impl Future<Output = ()> + Send {
+        Node::hint_review(self, bank)
+    }
+}
+
+impl ReviewHost for Node {
+    fn banks(&self) -> &Banks {
+        Node::banks(self)
+    }
+
+    fn config(&self) -> &NodeConfig {
+        Node::config(self)
+    }
+
+    fn llm_judge(&self) -> Option<Arc<LlmJudge>> {
+        Node::llm_judge(self)
+    }
+
+    fn reflector(&self) -> Arc<NodeReflector> {
+        Node::reflector(self)
+    }
+
+    fn sign(&self, memory: &mut Memory) {
+        Node::sign(self, memory)
+    }
+
+    fn write_batch(
+        &self,
+        requests: Vec<WriteRequest>,
+    ) -> impl Future<Output = Result<Vec<WriteOutcome>, NodeError>> + Send {
+        Node::write_batch(self, requests)
+    }
+}
