@@ -18,7 +18,7 @@ use crate::progress::Progress;
 use crate::target::Target;
 
 /// How long the node is given, after the writes, to bring its loaded banks within budget: a few
-/// of its residency checks (every 2 s; banks used in the last 5 s stay).
+/// of its residency checks (every 0.5 s; banks used in the last 5 s stay).
 const SETTLE_LIMIT: Duration = Duration::from_secs(15);
 
 pub async fn run(args: BenchArgs) -> Result<()> {
@@ -42,6 +42,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         budget as f64 / 1048576.0
     );
     let rss_before = hindsight_node::resident_bytes();
+    let sampler = ResidentSampler::start();
 
     let names = Arc::new(names);
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -114,6 +115,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     }
     progress.finish();
     let rss_after = hindsight_node::resident_bytes();
+    let samples = sampler.stop().await;
     cold_ms.sort_by(f64::total_cmp);
     warm_ms.sort_by(f64::total_cmp);
 
@@ -139,6 +141,9 @@ pub async fn run(args: BenchArgs) -> Result<()> {
             mib(settled),
             mib(after)
         );
+    }
+    if let Some(line) = samples.summary(budget) {
+        println!("{line}");
     }
     if let Some(parts) = hindsight_node::memory_breakdown() {
         let heap = parts.heap.map_or(String::new(), |heap| {
@@ -188,4 +193,85 @@ fn loaded_heap(node: &Node, names: &[BankName]) -> u64 {
         .flatten()
         .map(|(_, bytes)| bytes)
         .sum()
+}
+
+/// How often resident memory is sampled while the benchmark runs: the budget is to hold at every
+/// moment, not only at the points the summary lines name.
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+/// Samples the process's resident memory every [`SAMPLE_EVERY`] from the first write to the last
+/// recall.
+struct ResidentSampler {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<ResidentSamples>,
+}
+
+impl ResidentSampler {
+    fn start() -> Self {
+        let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut samples = ResidentSamples::default();
+            let mut tick = tokio::time::interval(SAMPLE_EVERY);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {
+                        samples.bytes.extend(hindsight_node::resident_bytes());
+                        // So far, on stderr, for a run that does not reach its summary.
+                        if samples.bytes.len() % 60 == 0 {
+                            let max = samples.bytes.iter().max().copied().unwrap_or(0);
+                            eprintln!(
+                                "bench: resident memory after {} s: max {:.1} MiB so far",
+                                samples.bytes.len() as u64 * SAMPLE_EVERY.as_secs(),
+                                max as f64 / 1048576.0
+                            );
+                        }
+                    }
+                    _ = &mut stopped => return samples,
+                }
+            }
+        });
+        ResidentSampler { stop, task }
+    }
+
+    async fn stop(self) -> ResidentSamples {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_default()
+    }
+}
+
+#[derive(Default)]
+struct ResidentSamples {
+    bytes: Vec<u64>,
+}
+
+impl ResidentSamples {
+    /// One line: how many samples, their median, 99th percentile and maximum, and how many were
+    /// above `budget` and by how much at most.
+    fn summary(mut self, budget: u64) -> Option<String> {
+        if self.bytes.is_empty() {
+            return None;
+        }
+        self.bytes.sort_unstable();
+        let mib = |bytes: u64| bytes as f64 / 1048576.0;
+        let at = |q: f64| self.bytes[((self.bytes.len() - 1) as f64 * q).round() as usize];
+        let max = *self.bytes.last()?;
+        let over = self.bytes.iter().filter(|&&b| b > budget).count();
+        let over_by = if over > 0 {
+            format!(
+                ", at most {:.1} % over",
+                (max as f64 / budget as f64 - 1.0) * 100.0
+            )
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "resident memory sampled every {} s from the first write to the last recall: {} samples, median {:.1} MiB, p99 {:.1} MiB, max {:.1} MiB; {over} above the budget of {:.0} MiB{over_by}",
+            SAMPLE_EVERY.as_secs(),
+            self.bytes.len(),
+            mib(at(0.5)),
+            mib(at(0.99)),
+            mib(max),
+            mib(budget),
+        ))
+    }
 }

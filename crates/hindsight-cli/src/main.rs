@@ -36,7 +36,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's options, read once when it starts: freed pages go back to the system within about
 /// a second, by a background thread, instead of after ten seconds and only when something else
-/// allocates. The memory budget is measured in resident memory every two seconds.
+/// allocates. The memory budget is measured in resident memory every half second.
 #[export_name = "_rjem_malloc_conf"]
 static JEMALLOC_OPTIONS: &[u8; 60] =
     b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
