@@ -149,7 +149,9 @@ pub async fn http_post_json(addr: SocketAddr, path: &str, body: &str) -> (u16, S
     http_send(addr, &request).await
 }
 
-async fn http_send(addr: SocketAddr, request: &str) -> (u16, String) {
+/// Sends one whole HTTP/1.1 request as written (it should ask `Connection: close`); returns the
+/// status code and the body.
+pub async fn http_send(addr: SocketAddr, request: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = String::new();

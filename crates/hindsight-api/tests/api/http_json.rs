@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::{bank, http_get, stored, Harness};
+use crate::support::{bank, http_get, http_send, stored, Harness};
 
 /// A minimal HTTP/1.1 request with an optional JSON body; the status and the body as JSON
 /// (`Value::Null` when it is not JSON).
@@ -19,7 +19,6 @@ async fn call(
     body: Option<&str>,
     key: Option<&str>,
 ) -> (u16, Value) {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
     let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     if let Some(key) = key {
         request.push_str(&format!("Authorization: Bearer {key}\r\n"));
@@ -29,19 +28,8 @@ async fn call(
         request.push_str("Content-Type: application/json\r\n");
     }
     request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
-    let status = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body)
-        .unwrap_or_default();
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    let (status, body) = http_send(addr, &request).await;
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

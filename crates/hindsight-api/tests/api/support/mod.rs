@@ -6,7 +6,7 @@ use hindsight_api::{pb, ClientError};
 use hindsight_core::{MemoryId, Provenance, SourceKind, Timestamp, WriteRequest};
 use tonic::Code;
 
-pub(crate) use hindsight_testkit::{bank, http_get, http_post_json, stored, Harness};
+pub(crate) use hindsight_testkit::{bank, http_get, http_post_json, http_send, stored, Harness};
 
 #[path = "../../../../hindsight-node/tests/support/http_request.rs"]
 pub(crate) mod http_request;
