@@ -1,6 +1,6 @@
 //! Who may do what: API keys bound to a principal, with rights per bank or bank pattern
-//! (ARCHITECTURE §9). Pure: the node hashes and compares secrets; this module says what a key
-//! grants.
+//! (docs/DESIGN.md, "Guard", on authentication and rights). Pure: the node hashes and compares
+//! secrets; this module says what a key grants.
 
 use std::fmt;
 use std::str::FromStr;

@@ -90,7 +90,8 @@ impl SourceKind {
         matches!(self, SourceKind::Agent | SourceKind::Reflection)
     }
 
-    /// Initial confidence by source (ARCHITECTURE §2): user 0.9, tool 0.8, agent inference 0.6.
+    /// Initial confidence by source (docs/DESIGN.md, "Write path"): user 0.9, tool 0.8, agent
+    /// inference 0.6.
     /// Reflection is an inference over the agent's own trace, so it starts like one; imports keep the
     /// confidence they carry when given, else 0.7.
     pub fn initial_confidence(self) -> f32 {

@@ -1,6 +1,6 @@
 //! Per-bank conflict strategies: what each kind of verdict does to the memories
-//! (ARCHITECTURE §6.3). Stored with the bank, so every field has a default and a stored config
-//! missing a field still reads.
+//! (docs/DESIGN.md, "Review"). Stored with the bank, so every field has a default and a stored
+//! config missing a field still reads.
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

@@ -1,5 +1,5 @@
 //! Model-backed reflection: a finished task's trace in, at most five candidate memories out
-//! (ARCHITECTURE §6.4), over the same [`ChatClient`] as the pair judge.
+//! (docs/DESIGN.md, "Reflect"), over the same [`ChatClient`] as the pair judge.
 //!
 //! The prompt carries the trace as JSON lines (goal and outcome, steps, tool calls, the user's
 //! feedback), so that its text is quoted data rather than instructions. The model must answer

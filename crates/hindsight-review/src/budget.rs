@@ -1,5 +1,6 @@
 //! Token budgets for judging: a cycle may spend at most its bank's budget and what is left of
-//! the node-wide allowance; pairs that do not fit wait for the next cycle (ARCHITECTURE §6.1).
+//! the node-wide allowance; pairs that do not fit wait for the next cycle (docs/DESIGN.md,
+//! "Review").
 
 use std::ops::RangeInclusive;
 

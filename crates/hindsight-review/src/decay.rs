@@ -1,6 +1,6 @@
 //! Decay: memories nobody used since the last cycle lose a little confidence each cycle, and
-//! those that fall below the archive threshold are archived (ARCHITECTURE §6.3). Critical
-//! memories never decay. Expiry (TTL) is a separate step and not handled here.
+//! those that fall below the archive threshold are archived (docs/DESIGN.md, "Review").
+//! Critical memories never decay. Expiry (TTL) is a separate step and not handled here.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! Distillation without an LLM: when several episodes show the same pattern, propose one
-//! semantic rule derived from them (ARCHITECTURE §6.4). The rule's text is the most central
-//! episode's content, so the proposal is deterministic and never says more than the episodes do.
+//! semantic rule derived from them (docs/DESIGN.md, "Review"). The rule's text is the most
+//! central episode's content, so the proposal is deterministic and never says more than the
+//! episodes do.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::pair::{Pair, PairKey};
 
-/// How two memories relate (ARCHITECTURE §6.3).
+/// How two memories relate (docs/DESIGN.md, "Review").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Relation {

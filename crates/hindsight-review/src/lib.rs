@@ -1,7 +1,7 @@
 //! The review ("hindsight") domain: which memories to compare, how a pair is judged, and what a
-//! verdict does to the memories (ARCHITECTURE §6). Pure and deterministic: no I/O, no clock, no
-//! model calls. The caller supplies memories and an index view, and gets back decisions to turn
-//! into one replicated command and history entries.
+//! verdict does to the memories (docs/DESIGN.md, "Review"). Pure and deterministic: no I/O, no
+//! clock, no model calls. The caller supplies memories and an index view, and gets back decisions
+//! to turn into one replicated command and history entries.
 //!
 //! A cycle runs in five steps:
 //!

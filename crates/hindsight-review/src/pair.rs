@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::neighbourhood::{is_inferred, Neighbourhood};
 
-/// Thresholds for candidate selection (ARCHITECTURE §6.1).
+/// Thresholds for candidate selection (docs/DESIGN.md, "Review").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PairConfig {

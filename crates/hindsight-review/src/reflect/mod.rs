@@ -1,4 +1,4 @@
-//! Reflection: what a finished task leaves worth remembering (ARCHITECTURE §6.4).
+//! Reflection: what a finished task leaves worth remembering (docs/DESIGN.md, "Reflect").
 //!
 //! A [`TaskTrace`] (the goal, the steps, the tool calls with their results or errors, the
 //! outcome and the user's feedback) goes in; at most [`MAX_REFLECTIONS`] candidate
@@ -65,7 +65,7 @@ use lesson::lessons;
 use procedure::procedure;
 use stated::stated;
 
-/// Most reflections one task yields (ARCHITECTURE §6.4).
+/// Most reflections one task yields (docs/DESIGN.md, "Reflect").
 pub const MAX_REFLECTIONS: usize = 5;
 
 /// The name [`RulesReflector`] reports.
