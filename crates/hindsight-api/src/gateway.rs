@@ -12,6 +12,7 @@ use std::future::Future;
 
 use hindsight_core::placement::PartitionId;
 use hindsight_node::Node;
+use hindsight_node::Peer;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
 
@@ -39,7 +40,24 @@ pub(crate) fn owners<T>(
     if is_forwarded(request) {
         return Ok(None);
     }
-    node.owners_elsewhere(partition).map_err(from_node)
+    match node.owners_elsewhere(partition).map_err(from_node)? {
+        Some(peers) => channels(node, peers).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A channel to each of `peers`, over the node's shared, lazily connected peer channels.
+fn channels(node: &Node, peers: Vec<Peer>) -> Result<Vec<(u64, Channel)>, Status> {
+    peers
+        .into_iter()
+        .map(|peer| {
+            let channel = node
+                .cluster()
+                .channel_to(&peer.address)
+                .map_err(|e| Status::unavailable(e.to_string()))?;
+            Ok((peer.id, channel))
+        })
+        .collect()
 }
 
 /// What a handed-over request does to the store, which decides whether it may be handed to the
@@ -174,9 +192,10 @@ where
         if covered.contains(&p) {
             continue;
         }
-        let Some(owners) = node.owners_elsewhere(Some(p)).map_err(from_node)? else {
+        let Some(peers) = node.owners_elsewhere(Some(p)).map_err(from_node)? else {
             continue;
         };
+        let owners = channels(node, peers)?;
         let (answered_by, answer) = forward_from(owners, request, Effect::Reads, &call).await?;
         covered.extend(table.partitions_of(answered_by));
         answers.push(answer);

@@ -5,7 +5,7 @@ use hindsight_core::retrieval::RetrievalQuery;
 use hindsight_core::{
     BankName, Consistency, FeedbackOutcome, Memory, MemoryId, RecallRequest, WriteRequest,
 };
-use hindsight_node::Node;
+use hindsight_node::{Node, NodeError};
 use tonic::{Request, Response, Status};
 
 use hindsight_core::auth::{Principal, Right};
@@ -269,31 +269,43 @@ impl MemoryService for MemoryApi {
             MemoryServiceClient::review
         );
         let caller = principal(&self.node, &request)?;
-        // Reviewers run on the leader, where the scheduled cycles run too: two reviewers of one
-        // bank could each judge the same pair. A follower hands the request over, credentials and
-        // all; the leader checks them again.
         let bank: BankName = request.get_ref().bank.parse().map_err(invalid)?;
-        if let Some((leader, channel)) = self.node.bank_leader_channel(&bank).map_err(from_node)? {
-            let mut forwarded = tonic::Request::new(request.get_ref().clone());
-            if let Some(key) = request.metadata().get("authorization") {
-                forwarded
-                    .metadata_mut()
-                    .insert("authorization", key.clone());
-            }
-            return MemoryServiceClient::new(channel)
-                .review(forwarded)
-                .await
-                .map_err(|status| {
-                    Status::new(
-                        status.code(),
-                        format!("review on the leader (node {leader}): {}", status.message()),
-                    )
-                });
-        }
-        let request = request.into_inner();
         require(&caller, Right::Write, &bank)?;
-        let as_of = opt_time(request.as_of.as_deref()).map_err(invalid)?;
-        let report = self.node.review(bank, as_of).await.map_err(from_node)?;
+        let as_of = opt_time(request.get_ref().as_of.as_deref()).map_err(invalid)?;
+        let report = match self.node.review(bank, as_of).await {
+            // Reviewers run where the bank's group is led. A follower hands the request over,
+            // credentials and all; the leader checks them again.
+            Err(NodeError::NotLeader {
+                leader_id,
+                leader_address,
+                ..
+            }) => {
+                let channel = self
+                    .node
+                    .cluster()
+                    .channel_to(&leader_address)
+                    .map_err(|e| Status::unavailable(e.to_string()))?;
+                let mut forwarded = tonic::Request::new(request.get_ref().clone());
+                if let Some(key) = request.metadata().get("authorization") {
+                    forwarded
+                        .metadata_mut()
+                        .insert("authorization", key.clone());
+                }
+                return MemoryServiceClient::new(channel)
+                    .review(forwarded)
+                    .await
+                    .map_err(|status| {
+                        Status::new(
+                            status.code(),
+                            format!(
+                                "review on the leader (node {leader_id}): {}",
+                                status.message()
+                            ),
+                        )
+                    });
+            }
+            answer => answer.map_err(from_node)?,
+        };
         Ok(Response::new((&report).into()))
     }
 

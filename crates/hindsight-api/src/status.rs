@@ -5,7 +5,9 @@ use hindsight_node::NodeError;
 use tonic::Status;
 
 // Clients read these names too; `from_node` below sets the headers.
-pub use hindsight_client::status::{code_name, NOT_TAKEN_HEADER, RETRY_AFTER_MS_HEADER};
+pub use hindsight_client::status::{
+    code_name, LEADER_ADDRESS_HEADER, NOT_TAKEN_HEADER, RETRY_AFTER_MS_HEADER,
+};
 
 pub(crate) fn from_node(e: NodeError) -> Status {
     match e {
@@ -19,6 +21,17 @@ pub(crate) fn from_node(e: NodeError) -> Status {
             status
                 .metadata_mut()
                 .insert(NOT_TAKEN_HEADER, tonic::metadata::MetadataValue::from(1u64));
+            status
+        }
+        e @ NodeError::NotLeader { .. } => {
+            let message = e.to_string();
+            let NodeError::NotLeader { leader_address, .. } = e else {
+                unreachable!("matched above")
+            };
+            let mut status = Status::unavailable(message);
+            if let Ok(value) = tonic::metadata::MetadataValue::try_from(leader_address.as_str()) {
+                status.metadata_mut().insert(LEADER_ADDRESS_HEADER, value);
+            }
             status
         }
         NodeError::Unauthenticated(m) => Status::unauthenticated(m),

@@ -13,6 +13,10 @@ pub const NOT_TAKEN_HEADER: &str = "x-hindsight-not-taken";
 /// `Retry-After`.
 pub const RETRY_AFTER_MS_HEADER: &str = "x-hindsight-retry-after-ms";
 
+/// Set on an unavailable answer to a request that must run where its bank's group is led, when
+/// another node leads it: that node's gRPC address, to send the same request to.
+pub const LEADER_ADDRESS_HEADER: &str = "x-hindsight-leader-address";
+
 /// A gRPC code's name as HTTP errors and the CLI print it (`not_found`, `invalid_argument` …).
 pub fn code_name(code: tonic::Code) -> &'static str {
     use tonic::Code;

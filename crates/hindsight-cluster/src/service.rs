@@ -300,6 +300,15 @@ impl RaftTransportService {
         }
     }
 
+    /// The id and address of the leader when another node leads this group; `None` when this
+    /// node leads. An error when no leader is known now.
+    pub fn other_leader(&self) -> Result<Option<(u64, String)>, ClusterError> {
+        match self.leader()? {
+            Leader::This => Ok(None),
+            Leader::Other { id, addr } => Ok(Some((id, addr))),
+        }
+    }
+
     /// The (shared, lazily connected) channel to the node at `addr`, which serves the public API
     /// on the same port as this service.
     pub fn channel_to(&self, addr: &str) -> Result<tonic::transport::Channel, ClusterError> {

@@ -39,15 +39,29 @@ pub enum NodeError {
     /// node that holds the bank may be sent the same request without applying it twice.
     #[error("{0}")]
     NotTaken(String),
+    /// The request must run where the group of its bank is led, and another node leads it now:
+    /// the caller may send the same request to `leader_address`.
+    #[error("{reason}: node {leader_id} leads, at {leader_address}")]
+    NotLeader {
+        reason: String,
+        leader_id: u64,
+        leader_address: String,
+    },
     #[error("configuration error: {0}")]
     Config(String),
+    /// A fault of this node or a part it relies on, with the error that caused it when there was
+    /// one, so that a log of the chain shows where it came from.
     #[error("internal error: {0}")]
-    Internal(String),
+    Internal(#[source] BoxError),
 }
 
+/// The cause an internal error keeps: any error, or a message when there was no error value.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 impl NodeError {
-    pub fn internal(e: impl std::fmt::Display) -> Self {
-        NodeError::Internal(e.to_string())
+    /// An internal error caused by `e`: an error value, kept as the source, or a message.
+    pub fn internal(e: impl Into<BoxError>) -> Self {
+        NodeError::Internal(e.into())
     }
 
     /// A limit was reached and waiting alone does not lift it at a known time (a quota, a node

@@ -18,6 +18,7 @@ mod write;
 pub use bank::integrity;
 pub use recall::learning;
 pub use review::{conflicts, judging, reflecting};
+pub use routing::routes::Peer;
 pub use routing::{link, transfer};
 pub use write::guarding;
 

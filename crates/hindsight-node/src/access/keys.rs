@@ -1,6 +1,6 @@
-//! Authentication and rights (ARCHITECTURE §9): API keys of the form `hs_<id>_<secret>`, shown
-//! once when created and stored as the SHA-256 of the secret, bound to a principal with grants per
-//! bank pattern. The bootstrap admin key comes from the environment, never from the store.
+//! Authentication and rights (docs/DESIGN.md, "Guard"): API keys of the form
+//! `hs_<id>_<secret>`, shown once when created and stored as the SHA-256 of the secret, bound to a
+//! principal with grants per bank pattern. The bootstrap admin key comes from the environment, never from the store.
 
 use hindsight_core::auth::{ApiKey, Grant, Principal, Right};
 use hindsight_core::command::{Command, CommandOutcome};

@@ -1,4 +1,4 @@
-//! Record integrity (ARCHITECTURE §7): every memory is signed with HMAC-SHA256 when it is
+//! Record integrity (docs/DESIGN.md, "Guard"): every memory is signed with HMAC-SHA256 when it is
 //! written (`hindsight_guard::RecordSigner`, over the statement and its provenance) and checked
 //! whenever it is read. A record whose signature does not match is withheld from get and recall,
 //! counted (`hindsight_integrity_failures_total`) and reported by trace.

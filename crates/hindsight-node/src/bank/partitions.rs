@@ -1,4 +1,4 @@
-//! The partitions of a cluster with `cluster.partitions` set (stage 2 of ARCHITECTURE §4): Raft
+//! The partitions of a cluster with `cluster.partitions` set (docs/OPERATIONS.md, "Partitions"): Raft
 //! groups beside the metadata group, each replicated on the nodes the placement table names.
 //!
 //! Every node runs the same loop, once a second:

@@ -308,7 +308,7 @@ pub struct ReviewSection {
     pub rules: RulesConfig,
     /// The model-backed judge: endpoint, model, key variable, batch size and token budgets.
     pub llm: LlmJudgeSection,
-    /// What each kind of verdict does (ARCHITECTURE §6.3).
+    /// What each kind of verdict does (docs/DESIGN.md, "Review").
     pub strategies: Strategies,
     /// Confidence lost per day without use, and the archive threshold.
     pub decay: DecayConfig,
@@ -318,7 +318,7 @@ pub struct ReviewSection {
     pub distill: DistillConfig,
 }
 
-/// Write-time screening (ARCHITECTURE §7).
+/// Write-time screening (docs/DESIGN.md, "Guard").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GuardSection {

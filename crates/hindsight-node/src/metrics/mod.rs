@@ -1,4 +1,4 @@
-//! The node's Prometheus series (ARCHITECTURE §10): counters and latency histograms recorded where
+//! The node's Prometheus series (docs/OPERATIONS.md, "Metrics"): counters and latency histograms recorded where
 //! writes, recalls, embeddings and review cycles finish, and gauges of the Raft group, the store,
 //! the banks and their indexes refreshed by `Node::refresh_metrics` whenever `/metrics` is
 //! scraped. docs/OPERATIONS.md lists every series; tests/ops/check-metric-names checks that the
@@ -384,7 +384,7 @@ pub(crate) fn review_failed(trigger: &'static str) {
     metrics::counter!("hindsight_review_failures_total", "trigger" => trigger).increment(1);
 }
 
-/// The conflict type (ARCHITECTURE §6) a review decision settles; "none" for lifecycle decisions.
+/// The conflict type (docs/DESIGN.md, "Review") a review decision settles; "none" for lifecycle decisions.
 fn conflict_type(decision: &str) -> &'static str {
     match decision {
         "supersede" => "temporal",

@@ -34,23 +34,23 @@ impl WriteHost for Node {
     }
 
     fn screener(&self) -> Option<&Screener> {
-        Node::screener(self)
+        self.inner.writing.screener()
     }
 
     fn recent_writes(&self) -> &Mutex<RecentWrites> {
-        Node::recent_writes(self)
+        self.inner.writing.recent_writes()
     }
 
     fn sign(&self, memory: &mut Memory) {
-        Node::sign(self, memory)
+        self.inner.writing.sign(memory)
     }
 
     fn write_admission(&self) -> &WriteAdmission {
-        Node::write_admission(self)
+        self.inner.writing.admission()
     }
 
     fn reservations(&self) -> &Arc<Reservations> {
-        Node::reservations(self)
+        self.inner.writing.reservations()
     }
 
     fn hint_review_soon(&self, bank: BankName) {
@@ -69,15 +69,15 @@ impl RecallHost for Node {
     }
 
     fn shared_screener(&self) -> Option<Arc<Screener>> {
-        Node::shared_screener(self)
+        self.inner.writing.shared_screener()
     }
 
     fn integrity(&self, memory: &Memory) -> Integrity {
-        Node::integrity(self, memory)
+        self.inner.writing.integrity(memory)
     }
 
     fn note_access(&self, hits: &[RecallHit], at: Timestamp) {
-        Node::note_access(self, hits, at)
+        self.inner.recalling.note_access(hits, at)
     }
 
     fn restore(
@@ -85,15 +85,15 @@ impl RecallHost for Node {
         ids: Vec<MemoryId>,
         at: Timestamp,
     ) -> impl Future<Output = Result<(), NodeError>> + Send {
-        Node::restore(self, ids, at)
+        self.inner.recalling.restore(self.banks(), ids, at)
     }
 
     fn retrieval_log(&self) -> Result<Arc<RetrievalLog>, NodeError> {
-        Node::retrieval_log(self)
+        self.inner.recalling.retrieval_log()
     }
 
     fn feedback_lock(&self) -> impl Future<Output = tokio::sync::MutexGuard<'_, ()>> + Send {
-        Node::feedback_lock(self)
+        self.inner.recalling.feedback_lock()
     }
 
     fn get(&self, id: MemoryId) -> impl Future<Output = Result<Memory, NodeError>> + Send {
@@ -115,15 +115,15 @@ impl ReviewHost for Node {
     }
 
     fn llm_judge(&self) -> Option<Arc<LlmJudge>> {
-        Node::llm_judge(self)
+        self.inner.reviewing.llm_judge()
     }
 
     fn reflector(&self) -> Arc<NodeReflector> {
-        Node::reflector(self)
+        self.inner.reviewing.reflector()
     }
 
     fn sign(&self, memory: &mut Memory) {
-        Node::sign(self, memory)
+        self.inner.writing.sign(memory)
     }
 
     fn write_batch(

@@ -1,4 +1,4 @@
-//! One reviewer actor per bank (ARCHITECTURE §6.1). A bank's cycles run one at a time through
+//! One reviewer actor per bank (docs/DESIGN.md, "Review"). A bank's cycles run one at a time through
 //! its actor's mailbox, whoever asks for them: the periodic schedule, a write that looked like a
 //! conflict, or a client's `review` request. Scheduled and event cycles run only on the node that
 //! leads the Raft group; the watermark they continue from is replicated, so a new leader's

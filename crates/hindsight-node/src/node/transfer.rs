@@ -138,7 +138,7 @@ impl Node {
                 history.push(entry);
             }
             memory.bank = bank.clone();
-            self.sign(memory);
+            self.inner.writing.sign(memory);
         }
         for conflict in &mut conflicts {
             conflict.bank = bank.clone();
@@ -177,7 +177,7 @@ impl Node {
     /// Refuses a record whose signature this node cannot verify, unless the admin asked to sign
     /// such records anew.
     fn vouch_for_import(&self, memory: &Memory, options: ImportOptions) -> Result<(), NodeError> {
-        let why = match self.signature_of(memory) {
+        let why = match self.inner.writing.signature_of(memory) {
             Integrity::Verified { .. } | Integrity::Off => return Ok(()),
             Integrity::Unsigned => "it is unsigned".to_string(),
             Integrity::Failed(why) => format!("its signature does not verify ({why})"),
@@ -196,7 +196,7 @@ impl Node {
     /// (its `critical` mark dropped: an attack is no safety rule); the history entry returned
     /// says so.
     fn screen_import(&self, memory: &mut Memory, now: Timestamp) -> Option<HistoryEntry> {
-        let screener = self.screener()?;
+        let screener = self.inner.writing.screener()?;
         let reason = screener
             .screen(&memory.content, &memory.provenance)
             .quarantine_reason()?;

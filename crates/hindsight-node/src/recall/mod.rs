@@ -2,6 +2,7 @@
 //! learning loop that records what was recalled and takes feedback on it.
 
 pub mod learning;
+pub(crate) mod recalling;
 pub(crate) mod search;
 
 use std::future::Future;

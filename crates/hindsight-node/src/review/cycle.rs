@@ -1,4 +1,4 @@
-//! The review step (ARCHITECTURE §6) for one bank: expiry of memories whose time to live passed,
+//! The review step (docs/DESIGN.md, "Review") for one bank: expiry of memories whose time to live passed,
 //! then a cycle over what changed since the bank's watermark — candidate pairs from the bank's
 //! indexes, verdicts from the configured judge, decisions from the bank's strategies, decay. The
 //! whole cycle is one Raft command, so replicas agree and every record's history says why it changed.

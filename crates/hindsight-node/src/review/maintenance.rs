@@ -1,6 +1,6 @@
 //! The parts of a review cycle that look after the bank as a whole rather than after pairs:
 //! distilling rules from repeated episodes, deleting archived records past their retention, and
-//! archiving the least useful memories of a bank over its quota (ARCHITECTURE §6.3–6.4).
+//! archiving the least useful memories of a bank over its quota (docs/DESIGN.md, "Review").
 
 use crate::bank::homes::NewIds;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -8,6 +8,7 @@ pub mod judging;
 pub(crate) mod maintenance;
 pub(crate) mod quarantine_review;
 pub mod reflecting;
+pub(crate) mod reviewing;
 pub(crate) mod token_window;
 
 use std::future::Future;

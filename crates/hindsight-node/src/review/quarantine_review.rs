@@ -1,4 +1,4 @@
-//! The review's optional LLM check of quarantined memories (ARCHITECTURE §7). Write-time
+//! The review's optional LLM check of quarantined memories (docs/DESIGN.md, "Guard"). Write-time
 //! screening holds back anything that looks like an attack; with a model configured
 //! (`review.judge = "llm"` or `"consensus"`, and `review.llm.check_quarantine`), each cycle sends
 //! the bank's quarantined memories that no model has looked at yet, with the screen's reason, and

@@ -1,4 +1,4 @@
-//! `reflect` (ARCHITECTURE §6.4): a finished task's trace becomes at most five memories, written
+//! `reflect` (docs/DESIGN.md, "Reflect"): a finished task's trace becomes at most five memories, written
 //! like any other with the source `reflection`. The rules reflector runs by default; the LLM one
 //! when `[reflect] reflector = "llm"`, over the review's chat endpoint.
 

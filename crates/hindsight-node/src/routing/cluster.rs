@@ -109,7 +109,7 @@ impl From<ClusterError> for NodeError {
             ClusterError::NotLeader { message } | ClusterError::Unavailable(message) => {
                 NodeError::Unavailable(message)
             }
-            ClusterError::Internal(m) => NodeError::Internal(m),
+            ClusterError::Internal(m) => NodeError::internal(m),
         }
     }
 }

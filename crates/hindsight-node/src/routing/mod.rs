@@ -3,4 +3,5 @@
 
 pub(crate) mod cluster;
 pub mod link;
+pub(crate) mod routes;
 pub mod transfer;

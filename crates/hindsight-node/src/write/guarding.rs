@@ -1,4 +1,4 @@
-//! The guard on the write path (ARCHITECTURE §7): what the screener says about a new memory
+//! The guard on the write path (docs/DESIGN.md, "Guard"): what the screener says about a new memory
 //! becomes its status, its criticality, its starting confidence and its sensitive topics.
 
 use hindsight_core::{Kind, Memory, MemoryId, SourceKind, Status};

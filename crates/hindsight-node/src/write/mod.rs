@@ -5,6 +5,7 @@ pub(crate) mod admission;
 pub mod guarding;
 pub(crate) mod quota;
 pub(crate) mod writer;
+pub(crate) mod writing;
 
 use std::sync::Arc;
 

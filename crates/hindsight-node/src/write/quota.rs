@@ -1,4 +1,4 @@
-//! Per-bank byte quotas on the write path (ARCHITECTURE §9). A bank's `max_bytes` bounds the
+//! Per-bank byte quotas on the write path (docs/DESIGN.md, "Guard"). A bank's `max_bytes` bounds the
 //! content it holds in live and quarantined memories ([`Memory::quota_bytes`]); a write that would
 //! pass it is refused before it is proposed, so nothing of it is stored.
 //!

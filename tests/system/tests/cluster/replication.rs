@@ -64,6 +64,19 @@ async fn a_write_acknowledged_by_one_node_is_read_on_every_other() {
         report.considered >= 5,
         "the leader's reviewer saw the writes: {report:?}"
     );
+    // The follower's service layer says who leads, so that a caller can go there itself.
+    let leader = members.iter().find(|m| m.node.is_leader()).unwrap();
+    match follower.node.review(bank(), None).await {
+        Err(hindsight_node::NodeError::NotLeader {
+            leader_id,
+            leader_address,
+            ..
+        }) => {
+            assert_eq!(leader_id, leader.id);
+            assert_eq!(leader_address, leader.grpc.to_string());
+        }
+        other => panic!("a review on a follower must name the leader, got {other:?}"),
+    }
 
     let status = members[0].node.cluster_status();
     let leader = status.leader_id.expect("a leader");
