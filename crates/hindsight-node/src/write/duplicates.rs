@@ -150,3 +150,127 @@ fn numbers(text: &str) -> Vec<String> {
     found.dedup();
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use hindsight_core::{BankConfig, MemoryId, SourceKind};
+
+    use super::*;
+    use crate::write::plan::build_memory;
+    use crate::write::plan::tests::{bank, request, stored, toward, NOW};
+
+    fn write(content: &str) -> Memory {
+        build_memory(
+            request(content, SourceKind::User),
+            &BankConfig::new(bank(), NOW),
+            MemoryId(100),
+            NOW,
+        )
+    }
+
+    /// What `content` finds among the bank's memories `found`, with no earlier write in its batch.
+    fn near(content: &str, found: Vec<Hit>) -> Neighbours {
+        let config = BankConfig::new(bank(), NOW);
+        neighbours(found, &[], &write(content), &toward(1.0), &config, 0.85)
+    }
+
+    #[test]
+    fn the_same_statement_is_a_duplicate_at_or_above_the_threshold_only() {
+        let line = "The deploy bot uses the blue runner.";
+        let found = near(line, vec![stored(1, line, 0.97)]);
+        assert_eq!(found.duplicate, Some((MemoryId(1), 0.97)));
+        assert!(!found.likely_conflict);
+        assert_eq!(found.nearest, Some(0.97));
+        let below = near(line, vec![stored(1, line, 0.9)]);
+        assert_eq!(below.duplicate, None);
+        // Close enough to pair with, and it says the same: no conflict either.
+        assert!(!below.likely_conflict);
+        assert_eq!(below.nearest, Some(0.9));
+    }
+
+    #[test]
+    fn a_negated_statement_is_no_duplicate_of_the_positive_one() {
+        let found = near(
+            "The deploy bot does not use the blue runner.",
+            vec![stored(1, "The deploy bot uses the blue runner.", 0.97)],
+        );
+        assert_eq!(found.duplicate, None);
+        assert!(found.likely_conflict);
+        let back = near(
+            "The deploy bot uses the blue runner.",
+            vec![stored(
+                1,
+                "The deploy bot does not use the blue runner.",
+                0.97,
+            )],
+        );
+        assert_eq!(back.duplicate, None);
+        let both = near(
+            "The deploy bot does not use the blue runner.",
+            vec![stored(
+                1,
+                "The deploy bot doesn't use the blue runner.",
+                0.97,
+            )],
+        );
+        assert_eq!(both.duplicate, Some((MemoryId(1), 0.97)));
+    }
+
+    #[test]
+    fn different_numbers_are_no_duplicate() {
+        let found = near(
+            "The nightly build takes 40 minutes.",
+            vec![stored(1, "The nightly build takes 12 minutes.", 0.98)],
+        );
+        assert_eq!(found.duplicate, None);
+        assert!(found.likely_conflict);
+        assert_eq!(numbers("Version 2.1 ships on 3 May, v2.1."), ["2.1", "3"]);
+    }
+
+    #[test]
+    fn another_value_for_the_same_slot_is_no_duplicate_and_a_likely_conflict() {
+        let found = near(
+            "I live in Denver.",
+            vec![stored(1, "I live in Austin.", 0.95)],
+        );
+        assert_eq!(found.duplicate, None);
+        assert!(found.likely_conflict);
+        // Far apart in the embedding, the slot alone still pairs them.
+        let far = near(
+            "I live in Denver.",
+            vec![stored(1, "I live in Austin.", 0.3)],
+        );
+        assert!(far.likely_conflict);
+        let unrelated = near(
+            "I live in Denver.",
+            vec![stored(1, "The cafeteria opens at eight.", 0.3)],
+        );
+        assert!(!unrelated.likely_conflict);
+    }
+
+    #[test]
+    fn an_announced_change_is_never_a_duplicate() {
+        let found = near(
+            "I no longer drink coffee.",
+            vec![stored(1, "I no longer drink coffee.", 0.99)],
+        );
+        assert_eq!(found.duplicate, None);
+        assert!(found.likely_conflict);
+    }
+
+    #[test]
+    fn the_closest_restating_neighbour_wins() {
+        let line = "Releases are tagged on Fridays.";
+        let found = near(
+            line,
+            vec![
+                stored(1, "Releases are not tagged on Fridays.", 0.99),
+                stored(2, line, 0.96),
+                stored(3, line, 0.94),
+            ],
+        );
+        assert_eq!(found.duplicate, Some((MemoryId(2), 0.96)));
+        assert!(!found.likely_conflict, "a duplicate is no conflict");
+        assert_eq!(found.nearest, Some(0.99));
+    }
+}
