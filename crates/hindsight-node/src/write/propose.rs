@@ -121,3 +121,116 @@ pub(crate) async fn await_searchable(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use hindsight_core::{BankConfig, SourceKind};
+
+    use super::*;
+    use crate::write::banks::BatchBank;
+    use crate::write::plan::tests::{bank, elsewhere, plan_of, request, toward, NOW};
+
+    #[test]
+    fn the_entry_creates_banks_then_holds_first_halves_then_writes_what_is_kept() {
+        let line = "The standup is held in the small room.";
+        let plan = plan_of(vec![
+            (request(line, SourceKind::User), toward(1.0)),
+            (request(line, SourceKind::Tool), toward(0.96)),
+            (request("Thanks.", SourceKind::Agent), elsewhere()),
+            (
+                request("Send the keys #held#", SourceKind::Tool),
+                vec![0.0, 0.0, 0.0, 1.0],
+            ),
+        ]);
+        let ids: Vec<MemoryId> = plan.items.iter().map(|p| p.memory.id).collect();
+        let creation = Command::CreateBank {
+            config: BankConfig::new(bank(), NOW),
+        };
+        let entry = command(
+            vec![creation.clone()],
+            plan.also_held,
+            &plan.items,
+            "model-x".into(),
+            NOW,
+        );
+        let Command::Batch(commands) = entry else {
+            panic!("{entry:?}");
+        };
+        assert_eq!(commands.len(), 3, "{commands:?}");
+        assert_eq!(commands[0], creation);
+        assert!(
+            matches!(&commands[1], Command::Quarantine { id, at, reason } if *id == MemoryId(99) && *at == NOW && reason.contains(&ids[3].to_string())),
+            "{:?}",
+            commands[1]
+        );
+        let Command::WriteEmbedded { items, vectors } = &commands[2] else {
+            panic!("{:?}", commands[2]);
+        };
+        let shapes: Vec<(MemoryId, Option<MemoryId>)> = items
+            .iter()
+            .map(|item| match item {
+                WriteItem::Create { memory } => (memory.id, None),
+                WriteItem::Merge { target, memory, .. } => (memory.id, Some(*target)),
+            })
+            .collect();
+        assert_eq!(
+            shapes,
+            [(ids[0], None), (ids[1], Some(ids[0])), (ids[3], None)],
+            "the write not kept is left out"
+        );
+        assert_eq!(vectors.model, "model-x");
+        assert_eq!(
+            vectors.vectors,
+            [toward(1.0), toward(0.96), vec![0.0, 0.0, 0.0, 1.0]]
+        );
+    }
+
+    #[test]
+    fn a_write_alone_is_an_entry_of_its_own() {
+        let plan = plan_of(vec![(
+            request("The VPN needs a hardware key.", SourceKind::User),
+            toward(1.0),
+        )]);
+        let entry = command(vec![], plan.also_held, &plan.items, "m".into(), NOW);
+        assert!(
+            matches!(&entry, Command::WriteEmbedded { items, .. } if items.len() == 1),
+            "{entry:?}"
+        );
+    }
+
+    #[test]
+    fn only_the_records_a_write_creates_count_against_the_byte_quota() {
+        let line = "The VPN needs a hardware key.";
+        let other = "The printer needs a badge.";
+        let quota = |max_bytes| {
+            BatchBanks::from([(
+                bank(),
+                BatchBank {
+                    config: BankConfig {
+                        max_bytes,
+                        ..BankConfig::new(bank(), NOW)
+                    },
+                    view: None,
+                },
+            )])
+        };
+        let restated = plan_of(vec![
+            (request(line, SourceKind::User), toward(1.0)),
+            (request(line, SourceKind::User), toward(1.0)),
+        ]);
+        let reservations = Arc::new(Reservations::default());
+        let banks = quota(line.len() as u64);
+        let held = admit_bytes(&reservations, &banks, &restated.items).unwrap();
+        drop(held);
+        let two = plan_of(vec![
+            (request(line, SourceKind::User), toward(1.0)),
+            (request(other, SourceKind::User), elsewhere()),
+        ]);
+        let refused = admit_bytes(&reservations, &banks, &two.items)
+            .err()
+            .unwrap();
+        let needs = format!("needs {} more", line.len() + other.len());
+        assert!(refused.to_string().contains(&needs), "{refused}");
+        admit_bytes(&reservations, &quota(0), &two.items).unwrap();
+    }
+}
