@@ -1,8 +1,15 @@
 //! The write path: admission and quotas before a batch is proposed, screening for injected
-//! instructions, and the writer that plans, proposes and waits until the batch is searchable.
+//! instructions, and the writer's stages: the batch's banks, the plan (with the duplicate check),
+//! the proposal, the outcomes, and the wait until the batch is searchable.
 
 pub(crate) mod admission;
+mod banks;
+mod duplicates;
 pub mod guarding;
+mod intake;
+mod outcomes;
+mod plan;
+mod propose;
 pub(crate) mod quota;
 pub(crate) mod writer;
 pub(crate) mod writing;
