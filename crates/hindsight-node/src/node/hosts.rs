@@ -7,9 +7,8 @@ use std::sync::Arc;
 use hindsight_core::recall::RecallHit;
 use hindsight_core::write::{WriteOutcome, WriteRequest};
 use hindsight_core::{BankName, Memory, MemoryId, Timestamp};
-use hindsight_guard::{RecentWrites, Screener};
+use hindsight_guard::Screener;
 use hindsight_store::RetrievalLog;
-use parking_lot::Mutex;
 
 use super::Node;
 use crate::bank::integrity::Integrity;
@@ -20,8 +19,7 @@ use crate::recall::RecallHost;
 use crate::review::judging::LlmJudge;
 use crate::review::reflecting::NodeReflector;
 use crate::review::ReviewHost;
-use crate::write::admission::WriteAdmission;
-use crate::write::quota::Reservations;
+use crate::write::writing::Writing;
 use crate::write::WriteHost;
 
 impl WriteHost for Node {
@@ -33,24 +31,8 @@ impl WriteHost for Node {
         Node::config(self)
     }
 
-    fn screener(&self) -> Option<&Screener> {
-        self.inner.writing.screener()
-    }
-
-    fn recent_writes(&self) -> &Mutex<RecentWrites> {
-        self.inner.writing.recent_writes()
-    }
-
-    fn sign(&self, memory: &mut Memory) {
-        self.inner.writing.sign(memory)
-    }
-
-    fn write_admission(&self) -> &WriteAdmission {
-        self.inner.writing.admission()
-    }
-
-    fn reservations(&self) -> &Arc<Reservations> {
-        self.inner.writing.reservations()
+    fn writing(&self) -> &Writing {
+        &self.inner.writing
     }
 
     fn hint_review_soon(&self, bank: BankName) {

@@ -26,8 +26,8 @@ impl<H: WriteHost> Intake for NodeIntake<'_, H> {
         earlier: &[Planned],
         vector: &[f32],
     ) -> Option<Held> {
-        let screener = self.0.screener()?;
-        let recent = self.0.recent_writes();
+        let screener = self.0.writing().screener()?;
+        let recent = self.0.writing().recent_writes();
         if let Some(held) = guarding::guard_memory(screener, recent, memory, confidence_given) {
             return Some(held);
         }
@@ -42,7 +42,7 @@ impl<H: WriteHost> Intake for NodeIntake<'_, H> {
     }
 
     fn sign(&self, memory: &mut Memory) {
-        self.0.sign(memory);
+        self.0.writing().sign(memory);
     }
 }
 

@@ -14,31 +14,16 @@ pub(crate) mod quota;
 pub(crate) mod writer;
 pub(crate) mod writing;
 
-use std::sync::Arc;
-
-use hindsight_core::Memory;
-use hindsight_guard::{RecentWrites, Screener};
-use parking_lot::Mutex;
-
 use crate::bank::Banks;
 use crate::config::NodeConfig;
-use admission::WriteAdmission;
-use quota::Reservations;
+use writing::Writing;
 
 /// What the write path takes from the node it runs in.
 pub(crate) trait WriteHost: Sync {
     fn banks(&self) -> &Banks;
     fn config(&self) -> &NodeConfig;
-    /// Write-time screening, unless `guard.enabled` is off.
-    fn screener(&self) -> Option<&Screener>;
-    /// The last harmless write of each recent bank and source, for the guard to judge an
-    /// instruction split over two writes as a whole.
-    fn recent_writes(&self) -> &Mutex<RecentWrites>;
-    /// Signs a record about to be written (nothing when signatures are off).
-    fn sign(&self, memory: &mut Memory);
-    fn write_admission(&self) -> &WriteAdmission;
-    /// Bytes admitted under the banks' byte quotas that their views do not show yet.
-    fn reservations(&self) -> &Arc<Reservations>;
+    /// The write service's own state: screening, signing, admission and byte reservations.
+    fn writing(&self) -> &Writing;
     /// Asks for a review cycle of `bank` soon; the write does not wait for it.
     fn hint_review_soon(&self, bank: hindsight_core::BankName);
 }

@@ -217,7 +217,7 @@ mod tests {
         let id = items[0].memory.id;
         let short = settle(&mut items, vec![WriteResult::Created { id }]).unwrap_err();
         assert!(
-            matches!(&short, NodeError::Internal(m) if m == "the write's log entry had fewer results than items"),
+            matches!(&short, NodeError::Internal(m) if m.to_string() == "the write's log entry had fewer results than items"),
             "{short:?}"
         );
         let refused = vec![WriteResult::Rejected {
@@ -254,7 +254,7 @@ mod tests {
         ));
         assert!(matches!(
             written_results(CommandOutcome::BankCreated),
-            Err(NodeError::Internal(m)) if m.starts_with("unexpected outcome of a write")
+            Err(NodeError::Internal(m)) if m.to_string().starts_with("unexpected outcome of a write")
         ));
     }
 }

@@ -20,7 +20,7 @@ pub async fn write_batch(
     plan::validate(&config.limits, &mut requests)?;
     let home = banks::one_home(node, &requests)?;
     // Counted until this function returns: answered, refused further on, or failed.
-    let _admitted = node.write_admission().admit(requests.len())?;
+    let _admitted = node.writing().admission().admit(requests.len())?;
 
     let now = Timestamp::now();
     let started = Instant::now();
@@ -57,7 +57,7 @@ pub async fn write_batch(
         return Ok(outcomes);
     }
     // Held until the write is in the banks' views (or failed), so that concurrent writes see it.
-    let _reservation = propose::admit_bytes(node.reservations(), &banks, &items)?;
+    let _reservation = propose::admit_bytes(node.writing().reservations(), &banks, &items)?;
     let model = embedder.model_id().to_string();
     let command = propose::command(creations, also_held, &items, model, now);
 
