@@ -3,6 +3,8 @@
 
 mod keys;
 pub(crate) mod rate;
+#[cfg(test)]
+mod service_tests;
 
 pub use keys::*;
 

@@ -15,6 +15,8 @@ mod registry;
 pub mod residency;
 mod runtime;
 mod supervisor;
+#[cfg(test)]
+pub(crate) mod testing;
 mod view;
 
 pub use actor::BankMsg;

@@ -4,6 +4,8 @@
 pub mod learning;
 pub(crate) mod recalling;
 pub(crate) mod search;
+#[cfg(test)]
+mod service_tests;
 
 use std::future::Future;
 use std::sync::Arc;

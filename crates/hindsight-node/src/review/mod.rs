@@ -9,6 +9,8 @@ pub(crate) mod maintenance;
 pub(crate) mod quarantine_review;
 pub mod reflecting;
 pub(crate) mod reviewing;
+#[cfg(test)]
+mod service_tests;
 pub(crate) mod token_window;
 
 use std::future::Future;

@@ -139,3 +139,40 @@ impl Routes {
         Ok(Some(owners))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use hindsight_cluster::{Peers, PeersConfig, TransportAuth};
+
+    use super::*;
+    use crate::bank::testing::SmallRuntime;
+
+    fn routes_of(runtime: &SmallRuntime) -> Routes {
+        let store = runtime.banks.metadata_store();
+        let cluster = RaftTransportService::new(
+            store.raft().clone(),
+            store.proposer().clone(),
+            1,
+            Peers::new(PeersConfig::default()),
+            TransportAuth::Open,
+        );
+        Routes::new(cluster, RaftGroups::new(1, TransportAuth::Open), None)
+    }
+
+    #[tokio::test]
+    async fn a_node_that_leads_the_group_keeps_the_request() {
+        let runtime = SmallRuntime::start().await;
+        let routes = routes_of(&runtime);
+        let bank: BankName = "team/notes".parse().unwrap();
+        assert_eq!(routes.bank_leader(&runtime.banks, &bank).unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn without_partitions_no_request_goes_elsewhere() {
+        let runtime = SmallRuntime::start().await;
+        let routes = routes_of(&runtime);
+        assert!(routes.partitions().is_none());
+        assert_eq!(routes.owners_elsewhere(None, Some(3)).unwrap(), None);
+        assert_eq!(routes.owners_elsewhere(None, None).unwrap(), None);
+    }
+}

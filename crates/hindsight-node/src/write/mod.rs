@@ -11,6 +11,8 @@ mod outcomes;
 mod plan;
 mod propose;
 pub(crate) mod quota;
+#[cfg(test)]
+mod service_tests;
 pub(crate) mod writer;
 pub(crate) mod writing;
 

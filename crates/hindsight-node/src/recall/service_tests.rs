@@ -1,0 +1,242 @@
+//! The recall service against a small bank runtime (`bank::testing`), with a host that stands in
+//! for the node: what an agent's recall returns and leaves behind, without servers or a cluster.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use hindsight_core::recall::{RecallHit, RecallRequest};
+use hindsight_core::retrieval::FeedbackOutcome;
+use hindsight_core::write::WriteRequest;
+use hindsight_core::{BankName, Memory, MemoryId, Provenance, SourceKind, Timestamp};
+use hindsight_guard::{RecordSigner, Screener};
+use hindsight_store::RetrievalLog;
+
+use super::learning;
+use super::recalling::Recalling;
+use super::search::recall;
+use super::RecallHost;
+use crate::bank::integrity::Integrity;
+use crate::bank::testing::SmallRuntime;
+use crate::bank::Banks;
+use crate::config::NodeConfig;
+use crate::error::NodeError;
+use crate::write::writer::write_batch;
+use crate::write::writing::Writing;
+use crate::write::WriteHost;
+
+const KEY: &str = "a signing key long enough for the tests";
+
+struct Host {
+    runtime: SmallRuntime,
+    config: NodeConfig,
+    writing: Writing,
+    recalling: Recalling,
+}
+
+impl Host {
+    async fn start() -> Host {
+        let runtime = SmallRuntime::start().await;
+        let config = NodeConfig::default();
+        Host {
+            writing: Writing::new(&config, Some(RecordSigner::new("k1", KEY).unwrap())).unwrap(),
+            recalling: Recalling::new(runtime.retrieval_log.clone()),
+            runtime,
+            config,
+        }
+    }
+
+    async fn write(&self, contents: &[&str]) -> Vec<MemoryId> {
+        let requests = contents
+            .iter()
+            .map(|c| WriteRequest::new(bank(), *c, Provenance::from_source(SourceKind::User)))
+            .collect();
+        write_batch(self, requests)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|o| o.id)
+            .collect()
+    }
+}
+
+impl WriteHost for Host {
+    fn banks(&self) -> &Banks {
+        &self.runtime.banks
+    }
+
+    fn config(&self) -> &NodeConfig {
+        &self.config
+    }
+
+    fn writing(&self) -> &Writing {
+        &self.writing
+    }
+
+    fn hint_review_soon(&self, _bank: BankName) {}
+}
+
+impl RecallHost for Host {
+    fn banks(&self) -> &Banks {
+        &self.runtime.banks
+    }
+
+    fn config(&self) -> &NodeConfig {
+        &self.config
+    }
+
+    fn shared_screener(&self) -> Option<Arc<Screener>> {
+        self.writing.shared_screener()
+    }
+
+    fn integrity(&self, memory: &Memory) -> Integrity {
+        self.writing.integrity(memory)
+    }
+
+    fn note_access(&self, hits: &[RecallHit], at: Timestamp) {
+        self.recalling.note_access(hits, at)
+    }
+
+    fn restore(
+        &self,
+        ids: Vec<MemoryId>,
+        at: Timestamp,
+    ) -> impl Future<Output = Result<(), NodeError>> + Send {
+        self.recalling.restore(&self.runtime.banks, ids, at)
+    }
+
+    fn retrieval_log(&self) -> Result<Arc<RetrievalLog>, NodeError> {
+        self.recalling.retrieval_log()
+    }
+
+    fn feedback_lock(&self) -> impl Future<Output = tokio::sync::MutexGuard<'_, ()>> + Send {
+        self.recalling.feedback_lock()
+    }
+
+    async fn get(&self, id: MemoryId) -> Result<Memory, NodeError> {
+        self.runtime
+            .banks
+            .metadata_reader()
+            .memory(id)
+            .map_err(NodeError::internal)?
+            .ok_or_else(|| NodeError::NotFound(format!("memory {id} not found")))
+    }
+
+    async fn hint_review(&self, _bank: &BankName) {}
+}
+
+fn bank() -> BankName {
+    "crew/notes".parse().unwrap()
+}
+
+fn ask(query: &str) -> RecallRequest {
+    RecallRequest::new(vec![bank()], query, 5)
+}
+
+#[tokio::test]
+async fn the_memory_that_answers_the_query_comes_first() {
+    let host = Host::start().await;
+    let ids = host
+        .write(&[
+            "the dentist appointment is on Thursday at nine",
+            "the garden hose is in the shed",
+            "the team retro happens every other Friday",
+        ])
+        .await;
+    let answer = recall(
+        &host,
+        "tester",
+        ask("when is the dentist appointment"),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(answer.hits.first().map(|h| h.memory.id), Some(ids[0]));
+}
+
+#[tokio::test]
+async fn a_recall_counts_the_access_of_what_it_returned() {
+    let host = Host::start().await;
+    let ids = host.write(&["the wifi password is on the fridge"]).await;
+    let answer = recall(&host, "tester", ask("wifi password"), None)
+        .await
+        .unwrap();
+    assert!(answer.hits.iter().any(|h| h.memory.id == ids[0]));
+    host.recalling.flush_access(&host.runtime.banks).await;
+    let stored = RecallHost::get(&host, ids[0]).await.unwrap();
+    assert_eq!(stored.access.count, 1);
+}
+
+#[tokio::test]
+async fn a_record_that_fails_its_signature_check_is_withheld() {
+    let mut host = Host::start().await;
+    let ids = host.write(&["the van's tyre pressure is 2.4 bar"]).await;
+    // The same key id with another secret: every stored signature now fails its check.
+    host.writing = Writing::new(
+        &host.config,
+        Some(RecordSigner::new("k1", "some other key that is just as long").unwrap()),
+    )
+    .unwrap();
+    let answer = recall(&host, "tester", ask("tyre pressure of the van"), None)
+        .await
+        .unwrap();
+    assert!(
+        answer.hits.iter().all(|h| h.memory.id != ids[0]),
+        "{:?}",
+        answer.hits
+    );
+}
+
+#[tokio::test]
+async fn feedback_is_taken_on_what_the_recall_returned_and_refused_otherwise() {
+    let host = Host::start().await;
+    let ids = host
+        .write(&[
+            "the office closes early on Christmas Eve",
+            "the coffee machine descales itself on Mondays",
+        ])
+        .await;
+    let answer = recall(
+        &host,
+        "tester",
+        ask("when does the office close early"),
+        None,
+    )
+    .await
+    .unwrap();
+    let recall_id = answer.recall_id.expect("the recall is logged");
+    let returned = answer.hits[0].memory.id;
+    learning::feedback(
+        &host,
+        "tester",
+        recall_id,
+        returned,
+        FeedbackOutcome::Helpful,
+    )
+    .await
+    .unwrap();
+    // A memory the recall did not return cannot be said to have helped it.
+    let not_returned = ids
+        .iter()
+        .copied()
+        .find(|id| answer.hits.iter().all(|h| h.memory.id != *id))
+        .unwrap_or(MemoryId(u128::MAX));
+    let refused = learning::feedback(
+        &host,
+        "tester",
+        recall_id,
+        not_returned,
+        FeedbackOutcome::Helpful,
+    )
+    .await;
+    assert!(refused.is_err(), "{refused:?}");
+}
+
+#[tokio::test]
+async fn a_recall_of_a_bank_that_does_not_exist_says_so() {
+    let host = Host::start().await;
+    let refused = recall(&host, "tester", ask("anything at all"), None).await;
+    assert!(
+        matches!(refused, Err(NodeError::NotFound(_))),
+        "{refused:?}"
+    );
+}

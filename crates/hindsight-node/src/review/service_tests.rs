@@ -1,0 +1,154 @@
+//! The review service against a small bank runtime (`bank::testing`), with a host that stands in
+//! for the node: what a review cycle does to a bank, without servers, a cluster or a model.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use hindsight_core::write::{WriteOutcome, WriteRequest};
+use hindsight_core::{BankName, Memory, MemoryId, Provenance, SourceKind, Status, Timestamp};
+
+use super::cycle::review;
+use super::judging::LlmJudge;
+use super::reflecting::NodeReflector;
+use super::reviewing::Reviewing;
+use super::ReviewHost;
+use crate::bank::testing::SmallRuntime;
+use crate::bank::Banks;
+use crate::config::NodeConfig;
+use crate::error::NodeError;
+use crate::write::writer::write_batch;
+use crate::write::writing::Writing;
+use crate::write::WriteHost;
+
+struct Host {
+    runtime: SmallRuntime,
+    config: NodeConfig,
+    writing: Writing,
+    reviewing: Reviewing,
+}
+
+impl Host {
+    async fn start() -> Host {
+        let config = NodeConfig::default();
+        Host {
+            runtime: SmallRuntime::start().await,
+            writing: Writing::new(&config, None).unwrap(),
+            reviewing: Reviewing::new(&config).unwrap(),
+            config,
+        }
+    }
+
+    fn stored(&self, id: MemoryId) -> Memory {
+        self.runtime
+            .banks
+            .metadata_reader()
+            .memory(id)
+            .unwrap()
+            .expect("the record is stored")
+    }
+}
+
+impl WriteHost for Host {
+    fn banks(&self) -> &Banks {
+        &self.runtime.banks
+    }
+
+    fn config(&self) -> &NodeConfig {
+        &self.config
+    }
+
+    fn writing(&self) -> &Writing {
+        &self.writing
+    }
+
+    fn hint_review_soon(&self, _bank: BankName) {}
+}
+
+impl ReviewHost for Host {
+    fn banks(&self) -> &Banks {
+        &self.runtime.banks
+    }
+
+    fn config(&self) -> &NodeConfig {
+        &self.config
+    }
+
+    fn llm_judge(&self) -> Option<Arc<LlmJudge>> {
+        self.reviewing.llm_judge()
+    }
+
+    fn reflector(&self) -> Arc<NodeReflector> {
+        self.reviewing.reflector()
+    }
+
+    fn sign(&self, memory: &mut Memory) {
+        self.writing.sign(memory)
+    }
+
+    fn write_batch(
+        &self,
+        requests: Vec<WriteRequest>,
+    ) -> impl Future<Output = Result<Vec<WriteOutcome>, NodeError>> + Send {
+        write_batch(self, requests)
+    }
+}
+
+fn bank() -> BankName {
+    "crew/notes".parse().unwrap()
+}
+
+fn from_user(content: &str) -> WriteRequest {
+    WriteRequest::new(bank(), content, Provenance::from_source(SourceKind::User))
+}
+
+#[tokio::test]
+async fn a_memory_past_its_time_to_live_expires_and_the_others_stay() {
+    let host = Host::start().await;
+    let mut short_lived = from_user("the parcel locker code is 4471 for today");
+    short_lived.ttl_secs = Some(60);
+    let lasting = from_user("the landlord prefers email to phone calls");
+    let ids: Vec<MemoryId> = write_batch(&host, vec![short_lived, lasting])
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|o| o.id)
+        .collect();
+    let an_hour_later = Timestamp(Timestamp::now().0 + 3_600_000);
+    let report = review(&host, bank(), Some(an_hour_later)).await.unwrap();
+    assert_eq!(report.expired, vec![ids[0]]);
+    assert!(matches!(host.stored(ids[0]).status, Status::Expired));
+    assert!(matches!(host.stored(ids[1]).status, Status::Active));
+}
+
+#[tokio::test]
+async fn a_cycle_looks_at_what_changed_since_the_last_one() {
+    let host = Host::start().await;
+    write_batch(
+        &host,
+        vec![
+            from_user("the recycling goes out on Tuesday nights"),
+            from_user("the plumber's name is Ana"),
+        ],
+    )
+    .await
+    .unwrap();
+    let first = review(&host, bank(), None).await.unwrap();
+    assert_eq!(first.cycle.changed, 2, "{first:?}");
+    let idle = review(&host, bank(), None).await.unwrap();
+    assert_eq!(idle.considered, 2);
+    assert_eq!(
+        (idle.cycle.changed, idle.cycle.pairs_considered),
+        (0, 0),
+        "nothing changed, so nothing is compared again: {idle:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_review_of_a_bank_that_does_not_exist_says_so() {
+    let host = Host::start().await;
+    let refused = review(&host, bank(), None).await;
+    assert!(
+        matches!(refused, Err(NodeError::NotFound(_))),
+        "{refused:?}"
+    );
+}
