@@ -1,8 +1,15 @@
 //! Recall: the search that gathers, fuses and scores a bank's memories for a query, and the
 //! learning loop that records what was recalled and takes feedback on it.
 
+mod collapse;
+mod fuse;
+mod gather;
+mod hops;
 pub mod learning;
+mod query;
+mod score;
 pub(crate) mod search;
+mod visibility;
 
 use std::future::Future;
 use std::sync::Arc;
