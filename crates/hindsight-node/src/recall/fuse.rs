@@ -1,22 +1,22 @@
 //! Fuse: each arm's hits rated as evidence that they answer the query, and joined into one
-//! candidate per memory.
+//! candidate per memory. The arms that start from what the others found (`hops`) run here, bank
+//! by bank, once the others' hits are joined.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use hindsight_core::recall::{ArmHit, Explain, RecallHit, RecallResponse};
-use hindsight_core::scoring::{combine_evidence, freshness, lifecycle_score};
+use hindsight_core::recall::ArmHit;
+use hindsight_core::scoring::combine_evidence;
 use hindsight_core::{Memory, MemoryId, Status};
 use hindsight_index::dot;
 
 use super::gather::{
-    ArmResult, LexicalHits, VectorHits, ARM_ENTITY, ARM_KEYWORD, ARM_PRESENT, ARM_SEMANTIC,
-    ARM_TASK, ARM_TEMPORAL,
+    ArmResult, Gathered, LexicalHits, VectorHits, ARM_ENTITY, ARM_KEYWORD, ARM_PRESENT,
+    ARM_SEMANTIC, ARM_TASK, ARM_TEMPORAL,
 };
 use super::hops::{best_seeds, bridged, ARM_BRIDGE, ARM_CHANGE};
 use super::query::QueryVectors;
-use super::score::flags;
-use super::search::Plan;
+use super::search::{Plan, Records};
 use crate::bank::BankView;
 use crate::metrics;
 
@@ -28,6 +28,7 @@ const ENTITY_EVIDENCE: f32 = 0.6;
 /// evidence of this much before its similarity to the rest of the query adds to it.
 const IN_WINDOW_EVIDENCE: f32 = 0.6;
 
+/// A memory some arm found, with what each arm said of it.
 pub(super) struct Candidate {
     /// Position of the candidate's bank in the request's views.
     pub(super) bank: usize,
@@ -52,230 +53,222 @@ impl Candidate {
     }
 }
 
+/// The fused candidates of every bank, one per record that recall may return.
+pub(super) type Candidates = HashMap<MemoryId, Candidate>;
+
+/// One arm's hits rated as evidence, best first: each hit's quality in 0..1, and the weight the
+/// arm's evidence counts with.
+pub(super) struct RatedArm {
+    pub(super) arm: &'static str,
+    pub(super) weight: f32,
+    pub(super) hits: Vec<ArmResult>,
+}
+
+impl RatedArm {
+    /// An arm whose hits count as evidence by their quality alone.
+    fn plain(arm: &'static str, hits: Vec<ArmResult>) -> RatedArm {
+        RatedArm {
+            arm,
+            weight: 1.0,
+            hits,
+        }
+    }
+}
+
 impl Plan {
-    /// Every arm's evidence fused into relevance, the floor, lifecycle scoring, collapse and budget.
+    /// Every bank's arm results joined into one candidate per memory.
     pub(super) fn fuse(
         &self,
         views: &[Arc<BankView>],
         vectors: &QueryVectors,
-        by_vector: Vec<VectorHits>,
-        lexical: Vec<LexicalHits>,
-    ) -> RecallResponse {
-        let top_k = self.request.top_k as usize;
-        let mut candidates: HashMap<MemoryId, Candidate> = HashMap::new();
-
-        let configs = &self.configs;
-        let found = by_vector.into_iter().zip(lexical);
-        for (bank, ((view, config), (by_vector, lexical))) in
-            views.iter().zip(configs).zip(found).enumerate()
-        {
-            let rules = self.visibility(config);
-            view.with_records(|records| {
-                let mut arms: Vec<(&'static str, f32, Vec<ArmResult>)> = vec![(
-                    ARM_SEMANTIC,
-                    1.0,
-                    by_vector
-                        .semantic
-                        .into_iter()
-                        .map(|(id, sim)| (id, sim, semantic_quality(sim)))
-                        .collect(),
-                )];
-                if let Some(hits) = lexical.keyword {
-                    let best_possible = keyword_best_possible(view.index.bm25(), &self.terms);
-                    let stored = view.index.vectors().stored();
-                    // Shared words whose meaning the embedding does not share are mostly stem
-                    // collisions ("productive" and "product") or filler: such a hit keeps half
-                    // of its keyword quality.
-                    let meaning = |id: u128| -> f32 {
-                        match (records.get(&MemoryId(id)), stored.get(id)) {
-                            (Some(memory), Some(v)) => {
-                                0.5 + 0.5 * semantic_quality(dot(v, vectors.for_memory(memory)))
-                            }
-                            _ => 1.0,
-                        }
-                    };
-                    let ranked = hits
-                        .into_iter()
-                        .map(|(id, score)| {
-                            (id, score, (score / best_possible).min(1.0) * meaning(id))
-                        })
-                        .collect();
-                    drop(stored);
-                    arms.push((ARM_KEYWORD, 1.0, ranked));
-                }
-                if let Some(hits) = lexical.entity {
-                    let best = view
-                        .index
-                        .entities()
-                        .best_possible(&self.singling_out[bank])
-                        .max(f32::EPSILON);
-                    arms.push((
-                        ARM_ENTITY,
-                        ENTITY_EVIDENCE,
-                        hits.into_iter()
-                            .map(|(id, score)| (id, score, (score / best).min(1.0)))
-                            .collect(),
-                    ));
-                }
-                if let Some(hits) = by_vector.temporal {
-                    // Being in a window that holds much of the bank ("between January and
-                    // February" over a chat of those months) says little about a memory.
-                    let share = self.window.map_or(1.0, |(start, end)| {
-                        view.index.time().share_within(start.millis(), end.millis())
-                    });
-                    arms.push((ARM_TEMPORAL, 1.0, in_window_evidence(hits, share)));
-                }
-                if let Some(hits) = by_vector.present {
-                    // What is alive now is evidence like being in the query's time window, and
-                    // says as little when most of the bank is alive.
-                    let share = hits.len() as f32 / view.index.time().len().max(1) as f32;
-                    arms.push((ARM_PRESENT, 1.0, in_window_evidence(hits, share)));
-                }
-                if let Some(hits) = lexical.task {
-                    arms.push((ARM_TASK, 1.0, hits));
-                }
-                let credit = |candidates: &mut HashMap<MemoryId, Candidate>,
-                              arm: &'static str,
-                              weight: f32,
-                              ranked: Vec<ArmResult>| {
-                    let weight = weight * self.profile.arm_weight(arm);
-                    // A record and the rewordings merged into it share one share per arm.
-                    let mut credited = std::collections::HashSet::new();
-                    for (rank, (id, score, quality)) in ranked.into_iter().enumerate() {
-                        let Some((memory, status)) = self.stand_in(records, MemoryId(id), rules)
-                        else {
-                            continue;
-                        };
-                        if !credited.insert(memory.id) {
-                            continue;
-                        }
-                        let candidate = candidates.entry(memory.id).or_insert_with(|| Candidate {
-                            bank,
-                            memory: memory.clone(),
-                            status,
-                            arms: vec![],
-                            evidence: vec![],
-                            in_window: false,
-                        });
-                        candidate.evidence.push(weight * quality);
-                        candidate.in_window |= arm == ARM_TEMPORAL || arm == ARM_PRESENT;
-                        candidate.arms.push(ArmHit {
-                            arm: arm.to_string(),
-                            rank: rank as u32 + 1,
-                            score,
-                        });
-                    }
-                };
-                for (arm, weight, ranked) in arms {
-                    credit(&mut candidates, arm, weight, ranked);
-                }
-                // An optional arm: not while a bulk load leaves the bank without its graph,
-                // when each of its searches would scan every vector.
-                if self.shadow_alike
-                    && !self.request.include_history
-                    && view.index.vectors().searches_quickly()
-                {
-                    let changes = metrics::recall_arm(ARM_CHANGE, || {
-                        self.changes_of_found(view, records, rules, &candidates, bank)
-                    });
-                    credit(&mut candidates, ARM_CHANGE, 1.0, changes);
-                }
-                if self.arms.entity {
-                    let seeds = best_seeds(&candidates, bank);
-                    let bridged =
-                        metrics::recall_arm(ARM_BRIDGE, || bridged(view, &seeds, &self.entities));
-                    credit(&mut candidates, ARM_BRIDGE, 1.0, bridged);
-                }
-            });
+        gathered: Gathered,
+    ) -> Candidates {
+        let mut candidates = Candidates::new();
+        for (bank, (view, found)) in views.iter().zip(gathered.by_bank()).enumerate() {
+            self.fuse_bank(&mut candidates, bank, view, vectors, found);
         }
-
-        let mut scored: Vec<(f32, Explain, Candidate)> = candidates
-            .into_values()
-            .filter_map(|c| {
-                let weights = &configs[c.bank].weights;
-                let relevance = combine_evidence(c.evidence.iter().copied());
-                if relevance < self.min_relevance {
-                    return None;
-                }
-                let fresh = freshness(
-                    self.as_of.days_since(c.memory.occurred_at),
-                    weights.freshness_days_for(c.memory.kind),
-                );
-                let confidence = self.confidence_of(&c.memory);
-                let (factor, adjustments) = self.adjustments(&c.memory)?;
-                let score = lifecycle_score(weights, relevance, confidence, fresh) * factor;
-                let explain = Explain {
-                    arms: c.arms.clone(),
-                    relevance,
-                    confidence,
-                    freshness: fresh,
-                    score,
-                    status: c.status.name().to_string(),
-                    flags: flags(&c, relevance),
-                    collapsed: vec![],
-                    adjustments,
-                };
-                Some((score, explain, c))
-            })
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory.id.cmp(&b.2.memory.id)));
-        if !self.request.include_history {
-            scored = self.without_rule_relaxing(views, scored);
-        }
-        if self.shadow_alike && !self.request.include_history {
-            scored = self.without_shadowed(views, scored);
-        }
-
-        let mut hits: Vec<RecallHit> = vec![];
-        let mut kept_vectors: Vec<Vec<f32>> = vec![];
-        let mut tokens_used = 0u32;
-        for (score, explain, candidate) in scored {
-            if hits.len() >= top_k {
-                break;
-            }
-            let collapse_at = configs[candidate.bank].collapse_threshold;
-            let vector = views[candidate.bank]
-                .index
-                .vectors()
-                .get(candidate.memory.id.0);
-            if let Some(vector) = &vector {
-                let twin = kept_vectors
-                    .iter()
-                    .position(|kept| dot(kept, vector) >= collapse_at);
-                if let Some(position) = twin {
-                    hits[position]
-                        .explain
-                        .collapsed
-                        .push(candidate.memory.id.to_string());
-                    continue;
-                }
-            }
-            let tokens = views[candidate.bank].token_count(&candidate.memory);
-            if self
-                .request
-                .max_tokens
-                .is_some_and(|budget| tokens_used + tokens > budget)
-            {
-                break;
-            }
-            tokens_used += tokens;
-            // Kept in step with `hits`: a twin's position is the hit it folds into.
-            kept_vectors.push(vector.unwrap_or_default());
-            hits.push(RecallHit {
-                memory: (*candidate.memory).clone(),
-                status: candidate.status,
-                score,
-                explain,
-            });
-        }
-        RecallResponse {
-            hits,
-            time_window: self.window,
-            tokens_used,
-            took_micros: 0,
-            recall_id: None,
-        }
+        candidates
     }
+
+    /// One bank's hits credited to its candidates, then the hops from them: the change arm
+    /// starts from the candidates so far, and the bridge from the best of them, changes included.
+    fn fuse_bank(
+        &self,
+        candidates: &mut Candidates,
+        bank: usize,
+        view: &BankView,
+        vectors: &QueryVectors,
+        found: (VectorHits, LexicalHits),
+    ) {
+        let rules = self.visibility(&self.configs[bank]);
+        view.with_records(|records| {
+            let credit_arm = |candidates: &mut Candidates, rated: RatedArm| {
+                let weight = rated.weight * self.profile.arm_weight(rated.arm);
+                credit(candidates, bank, RatedArm { weight, ..rated }, |id| {
+                    self.stand_in(records, id, rules)
+                });
+            };
+            for rated in self.rate(view, records, vectors, bank, found) {
+                credit_arm(candidates, rated);
+            }
+            // An optional arm: not while a bulk load leaves the bank without its graph, when
+            // each of its searches would scan every vector.
+            if self.shadow_alike
+                && !self.request.include_history
+                && view.index.vectors().searches_quickly()
+            {
+                let changes = metrics::recall_arm(ARM_CHANGE, || {
+                    self.changes_of_found(view, records, rules, candidates, bank)
+                });
+                credit_arm(candidates, RatedArm::plain(ARM_CHANGE, changes));
+            }
+            if self.arms.entity {
+                let seeds = best_seeds(candidates, bank);
+                let bridged =
+                    metrics::recall_arm(ARM_BRIDGE, || bridged(view, &seeds, &self.entities));
+                credit_arm(candidates, RatedArm::plain(ARM_BRIDGE, bridged));
+            }
+        });
+    }
+
+    /// One bank's arm results rated as evidence, in the order the arms are reported.
+    fn rate(
+        &self,
+        view: &BankView,
+        records: &Records,
+        vectors: &QueryVectors,
+        bank: usize,
+        (by_vector, lexical): (VectorHits, LexicalHits),
+    ) -> Vec<RatedArm> {
+        let mut rated = vec![RatedArm::plain(
+            ARM_SEMANTIC,
+            semantic_evidence(by_vector.semantic),
+        )];
+        if let Some(hits) = lexical.keyword {
+            rated.push(RatedArm::plain(
+                ARM_KEYWORD,
+                self.keyword_evidence(view, records, vectors, hits),
+            ));
+        }
+        if let Some(hits) = lexical.entity {
+            let best = view
+                .index
+                .entities()
+                .best_possible(&self.singling_out[bank]);
+            rated.push(RatedArm {
+                arm: ARM_ENTITY,
+                weight: ENTITY_EVIDENCE,
+                hits: entity_evidence(hits, best),
+            });
+        }
+        if let Some(hits) = by_vector.temporal {
+            // Being in a window that holds much of the bank ("between January and February" over
+            // a chat of those months) says little about a memory.
+            let share = self.window.map_or(1.0, |(start, end)| {
+                view.index.time().share_within(start.millis(), end.millis())
+            });
+            rated.push(RatedArm::plain(
+                ARM_TEMPORAL,
+                in_window_evidence(hits, share),
+            ));
+        }
+        if let Some(hits) = by_vector.present {
+            // What is alive now is evidence like being in the query's time window, and says as
+            // little when most of the bank is alive.
+            let share = hits.len() as f32 / view.index.time().len().max(1) as f32;
+            rated.push(RatedArm::plain(
+                ARM_PRESENT,
+                in_window_evidence(hits, share),
+            ));
+        }
+        if let Some(hits) = lexical.task {
+            rated.push(RatedArm::plain(ARM_TASK, hits));
+        }
+        rated
+    }
+
+    /// The keyword arm's hits rated by the share of the query's words they cover, and by whether
+    /// the embedding shares their meaning.
+    fn keyword_evidence(
+        &self,
+        view: &BankView,
+        records: &Records,
+        vectors: &QueryVectors,
+        hits: Vec<(u128, f32)>,
+    ) -> Vec<ArmResult> {
+        let best_possible = keyword_best_possible(view.index.bm25(), &self.terms);
+        let stored = view.index.vectors().stored();
+        let similarity = |id: u128| {
+            let memory = records.get(&MemoryId(id))?;
+            Some(dot(stored.get(id)?, vectors.for_memory(memory)))
+        };
+        keyword_evidence(hits, best_possible, similarity)
+    }
+}
+
+/// Credits each of an arm's hits to the candidate of the record `stand_in` says stands for it
+/// (none: the hit is left out), at the hit's rank in the arm. A record and the rewordings merged
+/// into it share one credit per arm: the first, best ranked.
+fn credit<'r>(
+    candidates: &mut Candidates,
+    bank: usize,
+    rated: RatedArm,
+    stand_in: impl Fn(MemoryId) -> Option<(&'r Arc<Memory>, Status)>,
+) {
+    let mut credited = HashSet::new();
+    for (rank, (id, score, quality)) in rated.hits.into_iter().enumerate() {
+        let Some((memory, status)) = stand_in(MemoryId(id)) else {
+            continue;
+        };
+        if !credited.insert(memory.id) {
+            continue;
+        }
+        let candidate = candidates.entry(memory.id).or_insert_with(|| Candidate {
+            bank,
+            memory: memory.clone(),
+            status,
+            arms: vec![],
+            evidence: vec![],
+            in_window: false,
+        });
+        candidate.evidence.push(rated.weight * quality);
+        candidate.in_window |= rated.arm == ARM_TEMPORAL || rated.arm == ARM_PRESENT;
+        candidate.arms.push(ArmHit {
+            arm: rated.arm.to_string(),
+            rank: rank as u32 + 1,
+            score,
+        });
+    }
+}
+
+/// The semantic arm's hits, each as strong as its similarity says (see [`semantic_quality`]).
+fn semantic_evidence(hits: Vec<(u128, f32)>) -> Vec<ArmResult> {
+    hits.into_iter()
+        .map(|(id, similarity)| (id, similarity, semantic_quality(similarity)))
+        .collect()
+}
+
+/// Keyword hits rated by their BM25 score over `best_possible` (see [`keyword_best_possible`]).
+/// Shared words whose meaning the embedding does not share are mostly stem collisions
+/// ("productive" and "product") or filler: such a hit keeps half of its keyword quality.
+/// `similarity` is a hit's similarity to the query, `None` when it has no vector to compare.
+fn keyword_evidence(
+    hits: Vec<(u128, f32)>,
+    best_possible: f32,
+    similarity: impl Fn(u128) -> Option<f32>,
+) -> Vec<ArmResult> {
+    let meaning = |id: u128| similarity(id).map_or(1.0, |s| 0.5 + 0.5 * semantic_quality(s));
+    hits.into_iter()
+        .map(|(id, score)| (id, score, (score / best_possible).min(1.0) * meaning(id)))
+        .collect()
+}
+
+/// Entity hits rated by their score over the best a memory could get for the query's entities.
+fn entity_evidence(hits: Vec<(u128, f32)>, best_possible: f32) -> Vec<ArmResult> {
+    let best = best_possible.max(f32::EPSILON);
+    hits.into_iter()
+        .map(|(id, score)| (id, score, (score / best).min(1.0)))
+        .collect()
 }
 
 /// Evidence of hits inside a time window (or alive at the query's moment) that holds `share` of

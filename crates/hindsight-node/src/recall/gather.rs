@@ -14,11 +14,8 @@ use crate::bank::BankView;
 use crate::metrics;
 
 pub(super) const ARM_SEMANTIC: &str = "semantic";
-
 pub(super) const ARM_KEYWORD: &str = "keyword";
-
 pub(super) const ARM_ENTITY: &str = "entity";
-
 pub(super) const ARM_TEMPORAL: &str = "temporal";
 
 /// Procedures, lessons and rules matched by tags and task type (intent `how_to` only).
@@ -32,7 +29,8 @@ pub(super) const ARM_PRESENT: &str = "present";
 /// outlived any lifetime the present arm is for.
 const PRESENT_LOOKBACK_MS: [i64; 2] = [7 * 24 * 3_600_000, 24 * 3_600_000];
 
-/// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see [`semantic_quality`]).
+/// One arm's hit: memory id, the arm's own score, and its quality in 0..1 (see
+/// `fuse::semantic_quality`).
 pub(super) type ArmResult = (u128, f32, f32);
 
 /// A time window holding at most this many memories has each of them scored against the query;
@@ -52,6 +50,20 @@ pub(super) struct VectorHits {
     pub(super) semantic: Vec<(u128, f32)>,
     pub(super) temporal: Option<Vec<ArmResult>>,
     pub(super) present: Option<Vec<ArmResult>>,
+}
+
+/// What the arms found in each bank of the request, in the order of its views: the lexical
+/// arms' hits are gathered while the query is embedded, the vector arms' after.
+pub(super) struct Gathered {
+    pub(super) by_vector: Vec<VectorHits>,
+    pub(super) lexical: Vec<LexicalHits>,
+}
+
+impl Gathered {
+    /// Each bank's hits, in the order of the request's views.
+    pub(super) fn by_bank(self) -> impl Iterator<Item = (VectorHits, LexicalHits)> {
+        self.by_vector.into_iter().zip(self.lexical)
+    }
 }
 
 impl Plan {

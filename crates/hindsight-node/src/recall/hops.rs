@@ -7,7 +7,7 @@ use hindsight_core::shadow;
 use hindsight_core::{Memory, MemoryId, Status};
 use hindsight_index::dot;
 
-use super::fuse::Candidate;
+use super::fuse::{Candidate, Candidates};
 use super::gather::ArmResult;
 use super::search::{Plan, Records};
 use super::visibility::Visibility;
@@ -124,7 +124,7 @@ impl Plan {
         view: &BankView,
         records: &Records,
         rules: Visibility,
-        candidates: &HashMap<MemoryId, Candidate>,
+        candidates: &Candidates,
         bank: usize,
     ) -> Vec<ArmResult> {
         // A change of a change is left to the general rule (see `hindsight_core::shadow`).
@@ -167,10 +167,7 @@ impl Plan {
 
 /// The candidates of `bank` whose entities the bridge follows: the most relevant, if relevant
 /// enough, with their relevance so far.
-pub(super) fn best_seeds(
-    candidates: &HashMap<MemoryId, Candidate>,
-    bank: usize,
-) -> Vec<(MemoryId, f32)> {
+pub(super) fn best_seeds(candidates: &Candidates, bank: usize) -> Vec<(MemoryId, f32)> {
     let mut seeds: Vec<(MemoryId, f32)> = candidates
         .values()
         .filter(|c| c.bank == bank)

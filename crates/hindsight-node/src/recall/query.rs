@@ -1,9 +1,76 @@
-//! What recall reads out of the query before the arms run: its embeddings, and the person a
-//! bank serves when the query names them.
+//! What recall reads out of the query before the arms run: its time window, its entities, the
+//! person a bank serves when the query names them, and its embeddings.
 
-use hindsight_core::{Memory, MemoryId, SourceKind};
+use std::sync::Arc;
 
+use hindsight_core::{Memory, MemoryId, SourceKind, Timestamp};
+
+use super::RecallHost;
+use crate::bank::embedding;
 use crate::bank::BankView;
+use crate::error::NodeError;
+
+/// What recall reads out of the query's text.
+pub(super) struct Query {
+    /// The query without its time expression, unless that is all it says.
+    pub(super) text: String,
+    pub(super) window: Option<(Timestamp, Timestamp)>,
+    /// The query asks about the present moment ([`hindsight_text::asks_about_present`]).
+    pub(super) present: bool,
+    pub(super) entities: Vec<String>,
+    /// For each bank of the request, the query's entities that name the person it serves.
+    pub(super) principals: Vec<Vec<String>>,
+}
+
+impl Query {
+    /// `query` as asked at `as_of` of the banks of `views`.
+    pub(super) fn read(query: &str, as_of: Timestamp, views: &[Arc<BankView>]) -> Query {
+        let window = hindsight_text::parse_time_window(query, as_of.to_datetime()).map(|w| {
+            (
+                Timestamp::from_datetime(w.start),
+                Timestamp::from_datetime(w.end),
+            )
+        });
+        let text = match window {
+            Some(_) => {
+                let stripped = hindsight_text::strip_time_expr(query);
+                if stripped.trim().is_empty() {
+                    query.to_string()
+                } else {
+                    stripped
+                }
+            }
+            None => query.to_string(),
+        };
+        let entities = hindsight_text::query_entities(&text);
+        let principals = views
+            .iter()
+            .map(|view| principals_named(view, &entities))
+            .collect();
+        Query {
+            text,
+            window,
+            present: hindsight_text::asks_about_present(query),
+            entities,
+            principals,
+        }
+    }
+
+    /// For each bank, the query's entities the entity arm searches: all but the person the bank
+    /// serves, whom every memory of it is about.
+    pub(super) fn singling_out(&self) -> Vec<Vec<String>> {
+        self.principals
+            .iter()
+            .map(|named| {
+                self.entities
+                    .iter()
+                    .filter(|e| !named.contains(e))
+                    .cloned()
+                    .collect()
+            })
+            .collect()
+    }
+}
 
 /// The query's embeddings.
 pub(super) struct QueryVectors {
@@ -14,6 +81,32 @@ pub(super) struct QueryVectors {
 }
 
 impl QueryVectors {
+    /// The query's text embedded, and once more as the user would have asked it, if it reads
+    /// differently then.
+    pub(super) async fn embed(
+        node: &impl RecallHost,
+        query: Query,
+    ) -> Result<QueryVectors, NodeError> {
+        // The person a bank serves, asked about by name, is asked about as "the user": what they
+        // said themselves is in the first person. Only the comparison with their own words
+        // changes.
+        let named: Vec<String> = query.principals.into_iter().flatten().collect();
+        let asked = hindsight_text::naming_as_user(&query.text, &named)
+            .unwrap_or_else(|| query.text.clone());
+        let user_voice = hindsight_text::in_user_voice(&asked);
+        let mut texts = vec![query.text];
+        texts.extend(user_voice);
+        let mut vectors = embedding::embed(&node.banks().context().embedder, texts)
+            .await?
+            .into_iter();
+        Ok(QueryVectors {
+            query: vectors
+                .next()
+                .ok_or_else(|| NodeError::internal("embedder returned no vector"))?,
+            user_voice: vectors.next(),
+        })
+    }
+
     /// The query vector to compare `memory` with: the user's own words answer the question asked
     /// in the user's voice.
     pub(super) fn for_memory(&self, memory: &Memory) -> &[f32] {
@@ -38,7 +131,7 @@ const PRINCIPAL_SAMPLE: usize = 256;
 /// The query's entities that name the person `view`'s bank serves: the name they introduced
 /// themselves by, or one named as [`PRINCIPAL_SHARE`] says. Asked about by name, that person
 /// answers in the first person.
-pub(super) fn principals_named(view: &BankView, entities: &[String]) -> Vec<String> {
+fn principals_named(view: &BankView, entities: &[String]) -> Vec<String> {
     let total = view.index.time().len();
     if total == 0 || entities.is_empty() {
         return vec![];

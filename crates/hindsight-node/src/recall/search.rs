@@ -1,6 +1,13 @@
 //! Recall: four arms per bank, each hit's calibrated evidence fused into one relevance (see
 //! `hindsight_core::scoring`), a relevance floor, lifecycle scoring, default exclusions, collapse
 //! of near-identical results, top-k and token budget, and an explanation.
+//!
+//! A recall runs in stages, each in a module of its own: `gather` runs the arms that search each
+//! bank for the query; `fuse` rates their hits as evidence and joins them into one candidate per
+//! memory, running the arms of `hops` that start from what the others found; `score` weighs each
+//! candidate's relevance with its confidence and freshness; `collapse` leaves out what another
+//! candidate stands for and cuts the rest to top-k and the token budget. This module reads the
+//! request into a [`Plan`] and runs the stages in that order.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,9 +19,10 @@ use hindsight_core::retrieval::RecallId;
 use hindsight_core::{BankConfig, Memory, MemoryId, Status, Timestamp};
 use hindsight_guard::Screener;
 
-use super::query::{principals_named, QueryVectors};
+use super::gather::Gathered;
+use super::query::{Query, QueryVectors};
 use super::RecallHost;
-use crate::bank::embedding;
+use crate::bank::BankView;
 use crate::error::NodeError;
 use crate::metrics;
 
@@ -33,94 +41,25 @@ pub async fn recall(
     );
 
     let now = Timestamp::now();
-    let as_of = request.as_of.unwrap_or(now);
-    let window = hindsight_text::parse_time_window(&request.query, as_of.to_datetime()).map(|w| {
-        (
-            Timestamp::from_datetime(w.start),
-            Timestamp::from_datetime(w.end),
-        )
-    });
-    let text_query = match window {
-        Some(_) => {
-            let stripped = hindsight_text::strip_time_expr(&request.query);
-            if stripped.trim().is_empty() {
-                request.query.clone()
-            } else {
-                stripped
-            }
-        }
-        None => request.query.clone(),
-    };
-    let present = hindsight_text::asks_about_present(&request.query);
-    let entities = hindsight_text::query_entities(&text_query);
-    let principals: Vec<Vec<String>> = views
-        .iter()
-        .map(|view| principals_named(view, &entities))
-        .collect();
+    let query = Query::read(&request.query, request.as_of.unwrap_or(now), &views);
     let include_archived = request.include_archived;
     let logged_request = request.clone();
-    let screener = node.shared_screener();
-    let asks_leave = screener.as_ref().is_some_and(|s| {
-        hindsight_text::grammar::is_question(&text_query) && s.grants_leave(&text_query)
-    });
-    let plan = Arc::new(Plan {
-        profile: IntentProfile::new(request.intent),
-        // One copy of each bank's settings per request, read by every arm and the fusion alike.
-        configs: views.iter().map(|v| v.config()).collect(),
-        request,
-        as_of,
-        now,
-        window,
-        present,
-        asks_leave,
-        terms: hindsight_text::Analyzer::shared().terms(&text_query),
-        singling_out: principals
-            .iter()
-            .map(|named| {
-                entities
-                    .iter()
-                    .filter(|e| !named.contains(e))
-                    .cloned()
-                    .collect()
-            })
-            .collect(),
-        entities,
-        min_relevance: node.config().recall.min_relevance,
-        arms: node.config().recall.arms,
-        shadow_alike: node.config().recall.shadow_alike,
-        screener,
-    });
+    let plan = Arc::new(Plan::new(node, request, &views, &query, now));
     // The keyword, entity and task arms need no query vector: they search while the query is
     // embedded, on the other core when one is free, instead of after it.
     let lexical = tokio::task::spawn_blocking({
         let (plan, views) = (plan.clone(), views.clone());
         move || plan.lexical_arms(&views)
     });
-
-    // The person a bank serves, asked about by name, is asked about as "the user": what they
-    // said themselves is in the first person. Only the comparison with their own words changes.
-    let named: Vec<String> = principals.into_iter().flatten().collect();
-    let asked =
-        hindsight_text::naming_as_user(&text_query, &named).unwrap_or_else(|| text_query.clone());
-    let user_voice = hindsight_text::in_user_voice(&asked);
-    let mut texts = vec![text_query];
-    texts.extend(user_voice);
-    let mut vectors = embedding::embed(&node.banks().context().embedder, texts)
-        .await?
-        .into_iter();
-    let vectors = QueryVectors {
-        query: vectors
-            .next()
-            .ok_or_else(|| NodeError::internal("embedder returned no vector"))?,
-        user_voice: vectors.next(),
-    };
+    let vectors = QueryVectors::embed(node, query).await?;
 
     let runtime = tokio::runtime::Handle::current();
     let mut response = tokio::task::spawn_blocking(move || {
         let by_vector = plan.vector_arms(&views, &vectors);
         // Waited for with no bank's records locked: the lexical arms read under the same locks.
         let lexical = runtime.block_on(lexical).map_err(NodeError::internal)?;
-        Ok::<_, NodeError>(plan.fuse(&views, &vectors, by_vector, lexical))
+        let gathered = Gathered { by_vector, lexical };
+        Ok::<_, NodeError>(plan.rank(&views, &vectors, gathered))
     })
     .await
     .map_err(NodeError::internal)??;
@@ -154,6 +93,7 @@ pub async fn recall(
 /// A bank's records by id, as its view publishes them.
 pub(super) type Records = HashMap<MemoryId, Arc<Memory>>;
 
+/// What a recall searches for and how, read once from the request and the node's settings.
 pub(super) struct Plan {
     pub(super) request: RecallRequest,
     /// The settings of each bank of the request, in the order of its views.
@@ -181,4 +121,52 @@ pub(super) struct Plan {
     /// The guard's screener, when the guard is on: a found text of a lesser voice that grants
     /// leave against a found rule of the principal is left out.
     pub(super) screener: Option<Arc<Screener>>,
+}
+
+impl Plan {
+    fn new(
+        node: &impl RecallHost,
+        request: RecallRequest,
+        views: &[Arc<BankView>],
+        query: &Query,
+        now: Timestamp,
+    ) -> Plan {
+        let screener = node.shared_screener();
+        let asks_leave = screener.as_ref().is_some_and(|s| {
+            hindsight_text::grammar::is_question(&query.text) && s.grants_leave(&query.text)
+        });
+        let recall = &node.config().recall;
+        Plan {
+            profile: IntentProfile::new(request.intent),
+            // One copy of each bank's settings per request, read by every arm and the fusion
+            // alike.
+            configs: views.iter().map(|v| v.config()).collect(),
+            as_of: request.as_of.unwrap_or(now),
+            request,
+            now,
+            window: query.window,
+            present: query.present,
+            asks_leave,
+            terms: hindsight_text::Analyzer::shared().terms(&query.text),
+            singling_out: query.singling_out(),
+            entities: query.entities.clone(),
+            min_relevance: recall.min_relevance,
+            arms: recall.arms,
+            shadow_alike: recall.shadow_alike,
+            screener,
+        }
+    }
+
+    /// The gathered arm results turned into the response, stage by stage.
+    fn rank(
+        &self,
+        views: &[Arc<BankView>],
+        vectors: &QueryVectors,
+        gathered: Gathered,
+    ) -> RecallResponse {
+        let candidates = self.fuse(views, vectors, gathered);
+        let scored = self.score(candidates);
+        let kept = self.collapse(views, scored);
+        self.cut(views, kept)
+    }
 }
