@@ -266,3 +266,72 @@ fn stand_for_shadowed(mut scored: Vec<ScoredHit>, by: &[Option<usize>]) -> Vec<S
     by_score(&mut kept);
     kept
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::testing::{candidate, ids, plan, scored};
+
+    #[test]
+    fn a_shadowed_statement_is_not_returned_and_lends_its_better_score_to_the_one_that_stands() {
+        let plan = plan(10);
+        let hits = scored(
+            &plan,
+            vec![candidate(1, 0.9), candidate(2, 0.7), candidate(3, 0.5)],
+        );
+        let best = hits[0].score;
+        // 3, the newer statement, stands for 1.
+        let kept = stand_for_shadowed(hits, &[Some(2), None, None]);
+        assert_eq!(ids(&kept), vec![3, 2]);
+        assert_eq!(kept[0].score, best);
+        assert_eq!(kept[0].explain.score, best);
+        assert_eq!(kept[0].explain.collapsed, [MemoryId(1).to_string()]);
+        assert!(kept[1].explain.collapsed.is_empty());
+        // One that stands for a weaker statement keeps its own score.
+        let hits = scored(&plan, vec![candidate(1, 0.9), candidate(2, 0.7)]);
+        let own = hits[0].score;
+        let kept = stand_for_shadowed(hits, &[None, Some(0)]);
+        assert_eq!(ids(&kept), vec![1]);
+        assert_eq!(kept[0].score, own);
+        // Past the entries compared, nothing is shadowed.
+        let hits = scored(&plan, vec![candidate(1, 0.9), candidate(2, 0.7)]);
+        assert_eq!(ids(&stand_for_shadowed(hits, &[None])), vec![1, 2]);
+    }
+
+    #[test]
+    fn near_identical_hits_fold_into_the_best_of_them_and_take_no_room() {
+        let mut cut = plan(2);
+        let vector_of = |c: &Candidate| match c.memory.id.0 {
+            1 | 2 => Some(vec![1.0, 0.0]),
+            3 => Some(vec![0.96, 0.28]),
+            5 => None,
+            _ => Some(vec![0.0, 1.0]),
+        };
+        let tokens_of = |_: &Candidate| 10;
+        let all = || {
+            scored(
+                &plan(10),
+                (1..=5)
+                    .map(|id| candidate(id, 1.0 - id as f32 / 10.0))
+                    .collect(),
+            )
+        };
+        // 2 repeats 1; 3 is close to it but under the bank's collapse threshold (0.97).
+        let (hits, tokens) = cut.within_budget(all(), vector_of, tokens_of);
+        let kept: Vec<u128> = hits.iter().map(|h| h.memory.id.0).collect();
+        assert_eq!(kept, vec![1, 3]);
+        assert_eq!(hits[0].explain.collapsed, [MemoryId(2).to_string()]);
+        assert_eq!(tokens, 20);
+        // The token budget stops at the first hit that would not fit.
+        cut.request.top_k = 10;
+        cut.request.max_tokens = Some(25);
+        let (hits, tokens) = cut.within_budget(all(), vector_of, tokens_of);
+        assert_eq!(hits.len(), 2);
+        assert_eq!(tokens, 20);
+        // A hit without a vector is never folded.
+        cut.request.max_tokens = None;
+        let (hits, _) = cut.within_budget(all(), vector_of, tokens_of);
+        let kept: Vec<u128> = hits.iter().map(|h| h.memory.id.0).collect();
+        assert_eq!(kept, vec![1, 3, 4, 5]);
+    }
+}

@@ -314,3 +314,169 @@ fn keyword_best_possible(bm25: &hindsight_index::Bm25Index, terms: &[String]) ->
         .sum();
     total.max(f32::EPSILON)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::testing::{ids, memory, plan, superseded};
+
+    fn records(memories: Vec<Memory>) -> Records {
+        memories.into_iter().map(|m| (m.id, Arc::new(m))).collect()
+    }
+
+    /// `arms` credited in order to the candidates of `records`, as the fusion of one bank does.
+    fn fused(plan: &Plan, records: &Records, arms: Vec<RatedArm>) -> Candidates {
+        let rules = plan.visibility(&plan.configs[0]);
+        let mut candidates = Candidates::new();
+        for rated in arms {
+            credit(&mut candidates, 0, rated, |id| {
+                plan.stand_in(records, id, rules)
+            });
+        }
+        candidates
+    }
+
+    #[test]
+    fn semantic_quality_counts_paraphrases_fully_and_unrelated_sentences_next_to_nothing() {
+        assert!((semantic_quality(0.65) - 1.0).abs() < 1e-6);
+        assert_eq!(semantic_quality(0.95), 1.0);
+        assert!((semantic_quality(0.4) - 0.5).abs() < 1e-6);
+        // Unrelated or opposite sentences keep a floor: never nothing, never less.
+        assert_eq!(semantic_quality(0.15), 0.02);
+        assert_eq!(semantic_quality(-0.5), 0.02);
+        let along: Vec<f32> = (-10..=10)
+            .map(|i| semantic_quality(i as f32 / 10.0))
+            .collect();
+        assert!(along.windows(2).all(|w| w[0] <= w[1]), "{along:?}");
+    }
+
+    #[test]
+    fn being_in_a_narrow_time_window_is_evidence_before_any_likeness_to_the_query() {
+        let hits = vec![(1, 0.0, 0.0), (2, 0.7, 0.0)];
+        // Unlike the query, but in a window that holds little of the bank.
+        let narrow = in_window_evidence(hits.clone(), 0.0);
+        assert!(
+            (narrow[0].2 - (0.6 + 0.4 * 0.02)).abs() < 1e-6,
+            "{narrow:?}"
+        );
+        assert_eq!(narrow[1].2, 1.0);
+        // A window that holds the whole bank says nothing: only the likeness counts.
+        let whole = in_window_evidence(hits.clone(), 1.0);
+        assert_eq!(whole[0].2, semantic_quality(0.0));
+        let half = in_window_evidence(hits, 0.5);
+        assert!(
+            half[0].2 > whole[0].2 && half[0].2 < narrow[0].2,
+            "{half:?}"
+        );
+        // The arm's own score is the similarity.
+        assert_eq!((half[1].0, half[1].1), (2, 0.7));
+    }
+
+    #[test]
+    fn a_keyword_hit_whose_meaning_the_query_does_not_share_keeps_half_its_evidence() {
+        let similarity = |id: u128| match id {
+            1 => Some(0.7),
+            2 => Some(0.1),
+            _ => None,
+        };
+        let rated = keyword_evidence(
+            vec![(1, 4.0), (2, 4.0), (3, 2.0), (4, 8.0)],
+            4.0,
+            similarity,
+        );
+        let evidence: Vec<f32> = rated.iter().map(|hit| hit.2).collect();
+        // Every word of the query, meant alike; the same words by a stem collision; half the
+        // words, with no vector to compare; more than the query asks for is no more than all.
+        assert_eq!(evidence[0], 1.0);
+        assert!((evidence[1] - 0.51).abs() < 1e-6, "{evidence:?}");
+        assert_eq!(evidence[2], 0.5);
+        assert_eq!(evidence[3], 1.0);
+        assert_eq!(rated[3].1, 8.0);
+    }
+
+    #[test]
+    fn entity_evidence_is_the_share_of_the_best_possible_match() {
+        let rated = entity_evidence(vec![(1, 2.0), (2, 1.0)], 2.0);
+        assert_eq!((rated[0].2, rated[1].2), (1.0, 0.5));
+        // With nothing to single out, a hit that scores nothing is no evidence (not 0/0).
+        assert_eq!(entity_evidence(vec![(1, 0.0)], 0.0)[0].2, 0.0);
+    }
+
+    #[test]
+    fn a_hit_on_a_superseded_record_is_credited_once_to_the_record_that_replaced_it() {
+        let plan = plan(10);
+        let records = records(vec![superseded(1, 2), memory(2)]);
+        // The old wording is the arm's best hit, the new one its second; 3 is not recallable.
+        let keyword = RatedArm {
+            arm: ARM_KEYWORD,
+            weight: 0.5,
+            hits: vec![(1, 9.0, 0.8), (2, 3.0, 0.4), (3, 1.0, 1.0)],
+        };
+        let candidates = fused(&plan, &records, vec![keyword]);
+        assert_eq!(candidates.keys().collect::<Vec<_>>(), vec![&MemoryId(2)]);
+        let standing = &candidates[&MemoryId(2)];
+        assert_eq!(standing.status, Status::Active);
+        assert_eq!(standing.evidence, vec![0.4]);
+        assert_eq!(standing.arms.len(), 1);
+        assert_eq!((standing.arms[0].rank, standing.arms[0].score), (1, 9.0));
+    }
+
+    #[test]
+    fn a_memory_found_by_two_arms_outranks_one_found_by_one_at_equal_strength() {
+        let plan = plan(10);
+        let records = records(vec![memory(1), memory(2)]);
+        // 1 would win a tie; 2 is what the keyword arm found too.
+        let semantic = RatedArm::plain(ARM_SEMANTIC, vec![(1, 0.4, 0.5), (2, 0.4, 0.5)]);
+        let keyword = RatedArm::plain(ARM_KEYWORD, vec![(2, 3.0, 0.5)]);
+        let hits = plan.score(fused(&plan, &records, vec![semantic, keyword]));
+        assert_eq!(ids(&hits), vec![2, 1]);
+        assert!((hits[0].explain.relevance - 0.75).abs() < 1e-6);
+        assert!((hits[1].explain.relevance - 0.5).abs() < 1e-6);
+        let arms: Vec<&str> = hits[0]
+            .explain
+            .arms
+            .iter()
+            .map(|a| a.arm.as_str())
+            .collect();
+        assert_eq!(arms, ["semantic", "keyword"]);
+    }
+
+    #[test]
+    fn fusion_never_ranks_a_memory_below_what_its_best_arm_says() {
+        let plan = plan(10);
+        let records = records(vec![memory(1), memory(2), memory(3)]);
+        // 1 and 2 found weakly by two arms each; 3 only by the keyword arm, strongly. 3 loses
+        // a tie.
+        let semantic = RatedArm::plain(ARM_SEMANTIC, vec![(1, 0.3, 0.3), (2, 0.3, 0.3)]);
+        let entity = RatedArm {
+            arm: ARM_ENTITY,
+            weight: ENTITY_EVIDENCE,
+            hits: vec![(2, 1.0, 1.0), (1, 1.0, 1.0)],
+        };
+        let keyword = RatedArm::plain(ARM_KEYWORD, vec![(3, 5.0, 0.9)]);
+        let hits = plan.score(fused(&plan, &records, vec![semantic, entity, keyword]));
+        assert_eq!(ids(&hits), vec![3, 1, 2]);
+        for hit in &hits {
+            let best = hit.candidate.evidence.iter().copied().fold(0.0, f32::max);
+            assert!(hit.explain.relevance >= best, "{:?}", hit.explain);
+        }
+    }
+
+    #[test]
+    fn what_the_temporal_or_present_arm_found_is_flagged_in_the_time_window() {
+        let plan = plan(10);
+        let records = records(vec![memory(1), memory(2), memory(3)]);
+        let arms = vec![
+            RatedArm::plain(ARM_SEMANTIC, vec![(3, 0.5, 0.5), (1, 0.5, 0.5)]),
+            RatedArm::plain(ARM_TEMPORAL, vec![(1, 0.5, 0.7)]),
+            RatedArm::plain(ARM_PRESENT, vec![(2, 0.5, 0.7)]),
+        ];
+        let hits = plan.score(fused(&plan, &records, arms));
+        let in_window: Vec<bool> = hits
+            .iter()
+            .map(|h| h.explain.flags.iter().any(|f| f == "in_time_window"))
+            .collect();
+        assert_eq!(ids(&hits), vec![1, 2, 3]);
+        assert_eq!(in_window, vec![true, true, false]);
+    }
+}

@@ -261,3 +261,62 @@ fn followed_names(entities: &[String]) -> Vec<String> {
     }
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::testing::{candidate, found, memory};
+
+    #[test]
+    fn an_arm_found_by_several_routes_keeps_its_strongest_evidence_and_ranks_ties_by_id() {
+        let mut evidence = HashMap::new();
+        for (id, found) in [(7, 0.2), (3, 0.5), (7, 0.6), (5, 0.5), (7, 0.4)] {
+            keep_best(&mut evidence, id, found);
+        }
+        assert_eq!(
+            ranked_by_evidence(evidence),
+            vec![(7, 0.6, 0.6), (3, 0.5, 0.5), (5, 0.5, 0.5)]
+        );
+    }
+
+    #[test]
+    fn the_bridge_starts_from_the_two_best_direct_matches_of_the_bank() {
+        let mut other_bank = candidate(1, 0.9);
+        other_bank.bank = 1;
+        let mut too_weak = candidate(4, 0.29);
+        too_weak.bank = 2;
+        // Relevant only through a bridge: not a seed of another bridge.
+        let bridged_only = found(memory(2), &[(ARM_BRIDGE, 0.9)]);
+        let candidates: Candidates = [
+            other_bank,
+            bridged_only,
+            candidate(3, 0.5),
+            too_weak,
+            candidate(5, 0.8),
+            found(memory(6), &[("semantic", 0.4), (ARM_BRIDGE, 0.9)]),
+            candidate(7, 0.5),
+        ]
+        .into_iter()
+        .map(|c| (c.memory.id, c))
+        .collect();
+        let seeds = best_seeds(&candidates, 0);
+        assert_eq!(seeds, vec![(MemoryId(5), 0.8), (MemoryId(3), 0.5)]);
+        assert_eq!(best_seeds(&candidates, 1), vec![(MemoryId(1), 0.9)]);
+        assert!(best_seeds(&candidates, 2).is_empty());
+    }
+
+    #[test]
+    fn a_person_introduced_by_full_name_is_followed_by_each_part_of_it() {
+        let names = |entities: &[&str]| {
+            followed_names(&entities.iter().map(|e| e.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            names(&["danielle okoye", "okoye"]),
+            ["danielle okoye", "okoye", "danielle"]
+        );
+        // Short parts and names with digits or marks are not split.
+        assert_eq!(names(&["jo li"]), ["jo li"]);
+        assert_eq!(names(&["build 42"]), ["build 42"]);
+        assert_eq!(names(&["masala-yard"]), ["masala-yard"]);
+    }
+}

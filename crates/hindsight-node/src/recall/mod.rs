@@ -9,6 +9,8 @@ pub mod learning;
 mod query;
 mod score;
 pub(crate) mod search;
+#[cfg(test)]
+mod testing;
 mod visibility;
 
 use std::future::Future;

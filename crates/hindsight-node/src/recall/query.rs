@@ -190,3 +190,23 @@ fn speaks_as(content: &str, name: &str) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transcript_turn_speaks_as_the_name_before_its_colon() {
+        assert!(speaks_as("Maya: can you book the dentist?", "maya"));
+        assert!(speaks_as("Lin Xiao：明天开会", "lin xiao"));
+        assert!(!speaks_as(
+            "Maya said the dentist moved: Tuesday now",
+            "maya"
+        ));
+        assert!(!speaks_as("Note for Maya: dentist on Tuesday", "maya"));
+        assert!(!speaks_as(
+            "Maya's dentist appointment moved to Tuesday",
+            "maya"
+        ));
+    }
+}

@@ -118,3 +118,107 @@ fn flags(candidate: &Candidate, relevance: f32) -> Vec<String> {
     }
     flags
 }
+
+#[cfg(test)]
+mod tests {
+    use hindsight_core::time::MILLIS_PER_DAY;
+    use hindsight_core::Timestamp;
+
+    use super::*;
+    use crate::recall::testing::{candidate, found, ids, memory, plan, scored};
+    use crate::write::guarding::{SENSITIVE, UNTRUSTED};
+
+    #[test]
+    fn candidates_below_the_relevance_floor_are_left_out_and_weak_ones_flagged() {
+        let mut plan = plan(10);
+        plan.min_relevance = 0.1;
+        let hits = scored(
+            &plan,
+            vec![candidate(1, 0.05), candidate(2, 0.12), candidate(3, 0.5)],
+        );
+        assert_eq!(ids(&hits), vec![3, 2]);
+        assert!(hits[0].explain.flags.is_empty(), "{:?}", hits[0].explain);
+        assert_eq!(hits[1].explain.flags, ["weak_match"]);
+        // With no floor, as by default, nothing is left out for being weak.
+        plan.min_relevance = 0.0;
+        assert_eq!(scored(&plan, vec![candidate(1, 0.05)]).len(), 1);
+    }
+
+    #[test]
+    fn equal_scores_are_ordered_by_memory_id_whatever_order_they_were_found_in() {
+        let plan = plan(10);
+        let mut hits = scored(&plan, [4, 2, 3, 1].map(|id| candidate(id, 0.5)).into());
+        assert_eq!(ids(&hits), vec![1, 2, 3, 4]);
+        hits.reverse();
+        by_score(&mut hits);
+        assert_eq!(ids(&hits), vec![1, 2, 3, 4]);
+        // A higher score comes first, whatever its id.
+        let hits = scored(&plan, vec![candidate(1, 0.4), candidate(2, 0.6)]);
+        assert_eq!(ids(&hits), vec![2, 1]);
+    }
+
+    #[test]
+    fn at_equal_relevance_the_more_confident_and_fresher_memory_ranks_first() {
+        let plan = plan(10);
+        let mut doubtful = memory(1);
+        doubtful.confidence = 0.2;
+        let mut stale = memory(2);
+        stale.occurred_at = Timestamp(stale.occurred_at.0 - 400 * MILLIS_PER_DAY);
+        let hits = scored(
+            &plan,
+            vec![
+                found(doubtful, &[("semantic", 0.5)]),
+                found(stale, &[("semantic", 0.5)]),
+                candidate(3, 0.5),
+            ],
+        );
+        assert_eq!(ids(&hits), vec![3, 2, 1]);
+        assert_eq!(hits[2].explain.confidence, 0.2);
+        assert!(hits[1].explain.freshness < hits[0].explain.freshness);
+        // Trust and freshness scale relevance, never add to it.
+        assert!(hits.iter().all(|h| h.score <= h.explain.relevance));
+    }
+
+    #[test]
+    fn a_memory_about_another_case_than_the_context_is_left_out() {
+        let mut plan = plan(10);
+        plan.request.context.insert("user_id".into(), "u1".into());
+        let about = |id, user: &str| {
+            let mut m = memory(id);
+            m.metadata.insert("user_id".into(), user.into());
+            found(m, &[("semantic", 0.5)])
+        };
+        let hits = scored(
+            &plan,
+            vec![about(1, "u2"), about(2, "u1"), candidate(3, 0.5)],
+        );
+        assert_eq!(ids(&hits), vec![2, 3]);
+        assert!(hits[0].score > hits[1].score);
+        assert_eq!(hits[0].explain.adjustments.len(), 1);
+    }
+
+    #[test]
+    fn flags_say_what_to_check_before_relying_on_a_hit() {
+        let flagged = |memory: Memory, relevance: f32| flags(&found(memory, &[]), relevance);
+        let mut disputed = memory(1);
+        disputed.status = Status::Disputed;
+        disputed.metadata.insert(SENSITIVE.into(), "health".into());
+        assert_eq!(
+            flagged(disputed, 0.5),
+            ["requires_confirmation", "disputed"]
+        );
+        let mut pending = memory(2);
+        pending.status = Status::PendingReview;
+        assert_eq!(flagged(pending, 0.1), ["weak_match", "pending_review"]);
+        // Corroborated by other writes, a low-trust claim is no longer flagged as such.
+        let mut untrusted = memory(3);
+        untrusted.metadata.insert(UNTRUSTED.into(), "low".into());
+        assert_eq!(flagged(untrusted.clone(), 0.5), ["uncorroborated"]);
+        untrusted.support.count = 3;
+        assert_eq!(flagged(untrusted, 0.5), ["support:3"]);
+        let mut in_window = found(memory(4), &[]);
+        in_window.in_window = true;
+        assert_eq!(flags(&in_window, 0.5), ["in_time_window"]);
+        assert!(flagged(memory(5), 0.5).is_empty());
+    }
+}

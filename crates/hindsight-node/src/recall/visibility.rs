@@ -95,3 +95,43 @@ impl Plan {
         Some(status)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::testing::{memory, plan, superseded};
+
+    #[test]
+    fn a_superseded_record_is_answered_by_the_live_record_that_replaced_it() {
+        let mut plan = plan(10);
+        let mut deleted = memory(5);
+        deleted.status = Status::Deleted;
+        let records: Records = [
+            superseded(1, 2),
+            superseded(2, 3),
+            memory(3),
+            superseded(4, 5),
+            deleted,
+        ]
+        .into_iter()
+        .map(|m| (m.id, Arc::new(m)))
+        .collect();
+        let rules = plan.visibility(&plan.configs[0]);
+        let stands_for = |plan: &Plan, id: u128| {
+            plan.stand_in(&records, MemoryId(id), rules)
+                .map(|(m, status)| (m.id.0, status))
+        };
+        // Followed over two replacements to the live one, never the old statement itself.
+        assert_eq!(stands_for(&plan, 1), Some((3, Status::Active)));
+        assert_eq!(stands_for(&plan, 3), Some((3, Status::Active)));
+        // Nothing stands for a record replaced by one since deleted, or one never stored.
+        assert_eq!(stands_for(&plan, 4), None);
+        assert_eq!(stands_for(&plan, 9), None);
+        // Asked for history, the old statement answers for itself.
+        plan.request.include_history = true;
+        assert_eq!(
+            stands_for(&plan, 1),
+            Some((1, Status::Superseded { by: MemoryId(2) }))
+        );
+    }
+}
