@@ -1,11 +1,20 @@
 //! Recall: the search that gathers, fuses and scores a bank's memories for a query, and the
 //! learning loop that records what was recalled and takes feedback on it.
 
+mod collapse;
+mod fuse;
+mod gather;
+mod hops;
 pub mod learning;
+mod query;
 pub(crate) mod recalling;
+mod score;
 pub(crate) mod search;
 #[cfg(test)]
 mod service_tests;
+#[cfg(test)]
+mod testing;
+mod visibility;
 
 use std::future::Future;
 use std::sync::Arc;
