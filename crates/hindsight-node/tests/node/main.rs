@@ -4,6 +4,7 @@
 mod harness;
 
 mod bad_input;
+mod config_file;
 mod faults;
 mod guard;
 mod integrity;
