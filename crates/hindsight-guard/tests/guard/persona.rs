@@ -1,8 +1,6 @@
 //! Persona and jailbreak set-ups: the agent is told it is someone else, free of its safety rules.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn a_new_persona_without_limits_is_flagged() {

@@ -1,9 +1,7 @@
 //! Instructions hidden behind an encoding: the decoded text is screened too, and the reason says
 //! the flagged text was decoded.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn base64_of_an_instruction_is_decoded_and_screened() {

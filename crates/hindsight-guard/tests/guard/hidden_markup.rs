@@ -1,9 +1,7 @@
 //! Text the reader of a page or note never sees: comments, hidden elements, alt text and link
 //! titles. Their text is screened as untrusted, and an order to the agent hidden there is flagged.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn markdown_comments_are_read() {

@@ -1,6 +1,5 @@
 //! Shared helpers for the guard's integration tests: one default screener, provenances and
 //! encoders for building obfuscated attack texts.
-#![allow(dead_code)]
 
 use std::sync::OnceLock;
 

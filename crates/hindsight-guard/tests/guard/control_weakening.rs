@@ -1,9 +1,7 @@
 //! Orders to switch off a security control (two-factor, verification, approval, audit logging,
 //! encryption) from now on, recognised by their structure in any wording.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn switching_off_a_control_going_forward_is_flagged() {

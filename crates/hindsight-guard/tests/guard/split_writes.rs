@@ -1,9 +1,7 @@
 //! An instruction split over consecutive writes of one source: each half is harmless alone, the
 //! two together are an attack.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use hindsight_core::{MemoryId, Timestamp};
 use hindsight_guard::{RecentWrites, WriteKey};
 

@@ -1,8 +1,6 @@
 //! Memories that merely mention passwords, deletion, transfers or encodings: kept and recalled.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn everyday_memories_on_sensitive_topics_stay_clean() {
