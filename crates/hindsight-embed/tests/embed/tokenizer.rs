@@ -1,9 +1,9 @@
 //! The SentencePiece tokenizer against ids from the reference C++ library
 //! (tests/data/tokenizer_ids.json, made by scripts/tokenizer_ids.py).
 
-mod common;
-
 use hindsight_embed::{SentencePieceTokenizer, UseM3Embedder};
+
+use crate::common;
 
 #[derive(serde::Deserialize)]
 struct Case {

