@@ -131,3 +131,162 @@ pub(super) fn count_by_action(decisions: &[Decision]) -> BTreeMap<String, u64> {
     }
     by_action
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hindsight_core::{Provenance, SourceKind, Status};
+    use hindsight_review::Relation;
+
+    const DAY: i64 = 86_400_000;
+    const NOW: Timestamp = Timestamp(100 * DAY);
+
+    /// A memory stated on day `day`.
+    fn stated(id: u128, day: i64) -> Arc<Memory> {
+        Arc::new(Memory::new(
+            MemoryId(id),
+            "t/bank".parse().unwrap(),
+            format!("memory {id}"),
+            Provenance::from_source(SourceKind::User),
+            Timestamp(day * DAY),
+        ))
+    }
+
+    fn table(records: Vec<Arc<Memory>>) -> HashMap<MemoryId, Arc<Memory>> {
+        records.into_iter().map(|m| (m.id, m)).collect()
+    }
+
+    fn decided(action: Action) -> Decision {
+        Decision {
+            action,
+            judge: "rules".into(),
+            reason: "the user moved".into(),
+        }
+    }
+
+    fn reasons(changes: &[MemoryChange]) -> Vec<(u128, ChangeReason, Option<u128>)> {
+        changes
+            .iter()
+            .map(|c| (c.id.0, c.reason, c.related.map(|r| r.0)))
+            .collect()
+    }
+
+    #[test]
+    fn decay_is_due_a_day_after_the_last_cycle_and_never_when_off_or_before_a_first_cycle() {
+        let last = Timestamp(10 * DAY);
+        assert_eq!(decay_since(None, Timestamp(20 * DAY), 0.02), None);
+        assert_eq!(
+            decay_since(Some(last), Timestamp(10 * DAY + DAY / 2), 0.02),
+            None
+        );
+        assert_eq!(
+            decay_since(Some(last), Timestamp(11 * DAY), 0.02),
+            Some(last)
+        );
+        assert_eq!(
+            decay_since(Some(last), Timestamp(30 * DAY), 0.02),
+            Some(last)
+        );
+        assert_eq!(decay_since(Some(last), Timestamp(30 * DAY), 0.0), None);
+    }
+
+    #[test]
+    fn a_superseded_memory_names_its_successor_and_holds_from_when_the_newer_claim_occurred() {
+        let records = table(vec![stated(1, 3), stated(2, 7)]);
+        let older = MemoryUpdate::of(MemoryId(1))
+            .status(Status::Superseded { by: MemoryId(2) })
+            .confidence(0.05);
+        let quiet = decided(Action::Supersede {
+            newer: MemoryUpdate::of(MemoryId(2)),
+            older: older.clone(),
+        });
+        let (changes, conflicts) = to_changes(&[quiet], &records, NOW);
+        assert!(conflicts.is_empty());
+        assert_eq!(
+            reasons(&changes),
+            vec![(1, ChangeReason::Superseded, Some(2))]
+        );
+        let change = &changes[0];
+        assert_eq!(change.effective_at, Timestamp(7 * DAY));
+        assert_eq!(change.status, Some(Status::Superseded { by: MemoryId(2) }));
+        assert_eq!(change.confidence, Some(0.05));
+        assert_eq!(change.judge, "rules");
+        assert_eq!(change.explanation, "the user moved");
+
+        // A newer claim whose confidence rises is confirmed by the one it replaces.
+        let boosted = decided(Action::Supersede {
+            newer: MemoryUpdate::of(MemoryId(2)).confidence(0.95),
+            older,
+        });
+        let (changes, _) = to_changes(&[boosted], &records, NOW);
+        assert_eq!(
+            reasons(&changes),
+            vec![
+                (1, ChangeReason::Superseded, Some(2)),
+                (2, ChangeReason::Confirmed, Some(1)),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_undecidable_pair_opens_one_conflict_and_leaves_a_memory_with_no_update_alone() {
+        let records = table(vec![stated(4, 2), stated(9, 5)]);
+        let held = decided(Action::PendingReview {
+            a: MemoryUpdate::of(MemoryId(4)).status(Status::PendingReview),
+            b: MemoryUpdate::of(MemoryId(9)),
+            relation: Relation::Undecidable,
+        });
+        let (changes, conflicts) = to_changes(&[held], &records, NOW);
+        assert_eq!(
+            reasons(&changes),
+            vec![(4, ChangeReason::PendingReview, Some(9))]
+        );
+        assert_eq!(changes[0].effective_at, Timestamp(5 * DAY));
+        assert_eq!(conflicts.len(), 1);
+        let conflict = &conflicts[0];
+        assert_eq!((conflict.a, conflict.b), (MemoryId(4), MemoryId(9)));
+        assert_eq!(conflict.bank, records[&MemoryId(4)].bank);
+        assert_eq!(conflict.opened_at, NOW);
+        assert_eq!(conflict.explanation, "the user moved");
+        assert!(conflict.resolution.is_none());
+    }
+
+    #[test]
+    fn a_merge_retires_the_restatement_into_the_survivor_which_records_what_it_absorbed() {
+        let records = table(vec![stated(3, 8), stated(6, 4)]);
+        let merge = decided(Action::Merge {
+            into: MemoryUpdate::of(MemoryId(6)),
+            from: MemoryId(3),
+            merged: vec![MemoryId(3)],
+            support_count: 2,
+        });
+        let decay = decided(Action::Decay(MemoryUpdate::of(MemoryId(6)).confidence(0.5)));
+        let (changes, conflicts) = to_changes(&[merge.clone(), decay.clone()], &records, NOW);
+        assert!(conflicts.is_empty());
+        assert_eq!(
+            reasons(&changes),
+            vec![
+                (3, ChangeReason::MergedAway, Some(6)),
+                (6, ChangeReason::Absorbed, Some(3)),
+                (6, ChangeReason::Decayed, None),
+            ]
+        );
+        let (away, absorbed, decayed) = (&changes[0], &changes[1], &changes[2]);
+        assert_eq!(away.status, Some(Status::Superseded { by: MemoryId(6) }));
+        assert_eq!(
+            away.explanation,
+            format!("restates {}: the user moved", MemoryId(6))
+        );
+        assert_eq!(absorbed.absorbed, Some(MemoryId(3)));
+        assert_eq!(away.effective_at, Timestamp(8 * DAY));
+        assert_eq!(absorbed.effective_at, Timestamp(8 * DAY));
+        // Disuse has no event time of its own: it holds from the cycle.
+        assert_eq!(decayed.effective_at, NOW);
+
+        let counts = count_by_action(&[merge, decay.clone(), decay]);
+        assert_eq!(
+            counts.into_iter().collect::<Vec<_>>(),
+            vec![("decay".to_string(), 2), ("merge".to_string(), 1)]
+        );
+    }
+}

@@ -59,3 +59,43 @@ pub(super) fn due_for_expiry(
     due.sort();
     due
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hindsight_core::{Provenance, SourceKind, Status};
+
+    fn expiring(id: u128, expires_at: Option<i64>, status: Status) -> Arc<Memory> {
+        let mut m = Memory::new(
+            MemoryId(id),
+            "t/bank".parse().unwrap(),
+            format!("memory {id}"),
+            Provenance::from_source(SourceKind::User),
+            Timestamp(0),
+        );
+        m.expires_at = expires_at.map(Timestamp);
+        m.status = status;
+        Arc::new(m)
+    }
+
+    #[test]
+    fn only_live_memories_past_their_time_to_live_expire_in_id_order() {
+        let records: HashMap<MemoryId, Arc<Memory>> = [
+            expiring(5, Some(900), Status::Active),
+            expiring(2, Some(1_000), Status::Active),
+            expiring(3, Some(1_001), Status::Active),
+            expiring(4, None, Status::Active),
+            expiring(1, Some(10), Status::Archived),
+            expiring(6, Some(10), Status::Superseded { by: MemoryId(5) }),
+            expiring(7, Some(10), Status::Expired),
+        ]
+        .into_iter()
+        .map(|m| (m.id, m))
+        .collect();
+        assert_eq!(
+            due_for_expiry(&records, Timestamp(1_000)),
+            vec![MemoryId(2), MemoryId(5)]
+        );
+        assert!(due_for_expiry(&records, Timestamp(899)).is_empty());
+    }
+}
