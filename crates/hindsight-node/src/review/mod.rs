@@ -2,16 +2,21 @@
 //! maintenance, quarantine), the conflict queue a review leaves for people, and reflection on
 //! task traces.
 
+mod candidates;
 pub mod conflicts;
 pub(crate) mod cycle;
+mod decisions;
+mod expiry;
 pub mod judging;
 pub(crate) mod maintenance;
+mod neighbourhood;
 pub(crate) mod quarantine_review;
 pub mod reflecting;
 pub(crate) mod reviewing;
 #[cfg(test)]
 mod service_tests;
 pub(crate) mod token_window;
+mod voices;
 
 use std::future::Future;
 use std::sync::Arc;
