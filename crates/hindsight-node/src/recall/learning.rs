@@ -26,7 +26,7 @@ pub(crate) fn log_recall(
     at: Timestamp,
     part_of: Option<RecallId>,
 ) {
-    let Ok(log) = node.retrieval_log() else {
+    let Ok(log) = node.recalling().retrieval_log() else {
         return;
     };
     if !log.enabled() {
@@ -75,7 +75,7 @@ pub(crate) async fn feedback(
     memory: MemoryId,
     outcome: FeedbackOutcome,
 ) -> Result<FeedbackReport, NodeError> {
-    let log = node.retrieval_log()?;
+    let log = node.recalling().retrieval_log()?;
     if !log.enabled() {
         return Err(NodeError::FailedPrecondition(
             "the retrieval log is off on this node (retrieval_log.enabled = false), so feedback \
@@ -84,7 +84,7 @@ pub(crate) async fn feedback(
         ));
     }
     // One feedback at a time: the duplicate check and the log update below must not interleave.
-    let _serial = node.feedback_lock().await;
+    let _serial = node.recalling().feedback_lock().await;
     let record = log
         .get(recall)
         .map_err(NodeError::internal)?
@@ -177,13 +177,15 @@ pub(crate) fn list(
     node: &impl RecallHost,
     query: &RetrievalQuery,
 ) -> Result<Vec<RetrievalRecord>, NodeError> {
-    node.retrieval_log()?
+    node.recalling()
+        .retrieval_log()?
         .list(query)
         .map_err(NodeError::internal)
 }
 
 pub(crate) fn get(node: &impl RecallHost, recall: RecallId) -> Result<RetrievalRecord, NodeError> {
-    node.retrieval_log()?
+    node.recalling()
+        .retrieval_log()?
         .get(recall)
         .map_err(NodeError::internal)?
         .ok_or_else(|| {

@@ -17,37 +17,23 @@ mod testing;
 mod visibility;
 
 use std::future::Future;
-use std::sync::Arc;
 
-use hindsight_core::recall::RecallHit;
-use hindsight_core::{BankName, Memory, MemoryId, Timestamp};
-use hindsight_guard::Screener;
-use hindsight_store::RetrievalLog;
+use hindsight_core::{BankName, Memory, MemoryId};
 
-use crate::bank::integrity::Integrity;
 use crate::bank::Banks;
 use crate::config::NodeConfig;
 use crate::error::NodeError;
+use crate::write::writing::Writing;
+use recalling::Recalling;
 
 /// What recall and feedback take from the node they run in.
 pub(crate) trait RecallHost: Sync {
     fn banks(&self) -> &Banks;
     fn config(&self) -> &NodeConfig;
-    /// The screener, for work that outlives the borrow of the node (a recall's blocking part).
-    fn shared_screener(&self) -> Option<Arc<Screener>>;
-    /// The signature check of a stored record, counted and logged when it fails.
-    fn integrity(&self, memory: &Memory) -> Integrity;
-    /// Counts the hits as accesses, recorded in the log in batches.
-    fn note_access(&self, hits: &[RecallHit], at: Timestamp);
-    /// Brings archived memories a recall returned on purpose back to the live set.
-    fn restore(
-        &self,
-        ids: Vec<MemoryId>,
-        at: Timestamp,
-    ) -> impl Future<Output = Result<(), NodeError>> + Send;
-    fn retrieval_log(&self) -> Result<Arc<RetrievalLog>, NodeError>;
-    /// Feedback is checked against the log and recorded in it one request at a time.
-    fn feedback_lock(&self) -> impl Future<Output = tokio::sync::MutexGuard<'_, ()>> + Send;
+    /// The recall service's own state: the retrieval log, feedback's lock, access statistics.
+    fn recalling(&self) -> &Recalling;
+    /// The write service's state, for its screener and the signature check of stored records.
+    fn writing(&self) -> &Writing;
     /// The record, unless it failed its integrity check.
     fn get(&self, id: MemoryId) -> impl Future<Output = Result<Memory, NodeError>> + Send;
     /// Tells the reviewer of `bank` (wherever it runs) that a memory of it looks contradicted.

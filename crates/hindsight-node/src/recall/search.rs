@@ -66,10 +66,10 @@ pub async fn recall(
     // A record that fails its integrity check is withheld (counted and logged by the check).
     response
         .hits
-        .retain(|hit| !node.integrity(&hit.memory).failed());
+        .retain(|hit| !node.writing().integrity(&hit.memory).failed());
     response.took_micros = started.elapsed().as_micros() as u64;
     metrics::recall(started.elapsed());
-    node.note_access(&response.hits, now);
+    node.recalling().note_access(&response.hits, now);
     if include_archived {
         let archived: Vec<MemoryId> = response
             .hits
@@ -77,7 +77,9 @@ pub async fn recall(
             .filter(|h| h.memory.status == Status::Archived)
             .map(|h| h.memory.id)
             .collect();
-        node.restore(archived, now).await?;
+        node.recalling()
+            .restore(node.banks(), archived, now)
+            .await?;
     }
     crate::recall::learning::log_recall(
         node,
@@ -131,7 +133,7 @@ impl Plan {
         query: &Query,
         now: Timestamp,
     ) -> Plan {
-        let screener = node.shared_screener();
+        let screener = node.writing().shared_screener();
         let asks_leave = screener.as_ref().is_some_and(|s| {
             hindsight_text::grammar::is_question(&query.text) && s.grants_leave(&query.text)
         });

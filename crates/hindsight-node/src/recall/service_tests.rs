@@ -1,21 +1,16 @@
 //! The recall service against a small bank runtime (`bank::testing`), with a host that stands in
 //! for the node: what an agent's recall returns and leaves behind, without servers or a cluster.
 
-use std::future::Future;
-use std::sync::Arc;
-
-use hindsight_core::recall::{RecallHit, RecallRequest};
+use hindsight_core::recall::RecallRequest;
 use hindsight_core::retrieval::FeedbackOutcome;
 use hindsight_core::write::WriteRequest;
-use hindsight_core::{BankName, Memory, MemoryId, Provenance, SourceKind, Timestamp};
-use hindsight_guard::{RecordSigner, Screener};
-use hindsight_store::RetrievalLog;
+use hindsight_core::{BankName, Memory, MemoryId, Provenance, SourceKind};
+use hindsight_guard::RecordSigner;
 
 use super::learning;
 use super::recalling::Recalling;
 use super::search::recall;
 use super::RecallHost;
-use crate::bank::integrity::Integrity;
 use crate::bank::testing::SmallRuntime;
 use crate::bank::Banks;
 use crate::config::NodeConfig;
@@ -84,32 +79,12 @@ impl RecallHost for Host {
         &self.config
     }
 
-    fn shared_screener(&self) -> Option<Arc<Screener>> {
-        self.writing.shared_screener()
+    fn recalling(&self) -> &Recalling {
+        &self.recalling
     }
 
-    fn integrity(&self, memory: &Memory) -> Integrity {
-        self.writing.integrity(memory)
-    }
-
-    fn note_access(&self, hits: &[RecallHit], at: Timestamp) {
-        self.recalling.note_access(hits, at)
-    }
-
-    fn restore(
-        &self,
-        ids: Vec<MemoryId>,
-        at: Timestamp,
-    ) -> impl Future<Output = Result<(), NodeError>> + Send {
-        self.recalling.restore(&self.runtime.banks, ids, at)
-    }
-
-    fn retrieval_log(&self) -> Result<Arc<RetrievalLog>, NodeError> {
-        self.recalling.retrieval_log()
-    }
-
-    fn feedback_lock(&self) -> impl Future<Output = tokio::sync::MutexGuard<'_, ()>> + Send {
-        self.recalling.feedback_lock()
+    fn writing(&self) -> &Writing {
+        &self.writing
     }
 
     async fn get(&self, id: MemoryId) -> Result<Memory, NodeError> {

@@ -62,7 +62,7 @@ pub async fn review(
     let voices = user_voices(node, &view, state.watermark, &settings).await?;
     phases.mark("user voices");
     let cycle_view = view.clone();
-    let llm = node.llm_judge();
+    let llm = node.reviewing().llm_judge();
     let ids = node.banks().new_ids(&bank);
     let plan = tokio::task::spawn_blocking(move || {
         plan_cycle(
@@ -86,7 +86,7 @@ pub async fn review(
     let mut plan = plan;
     phases.extend(std::mem::take(&mut plan.phases));
     for derived in &mut plan.created {
-        node.sign(&mut derived.memory);
+        node.writing().sign(&mut derived.memory);
     }
     let mut report = plan.report;
     report.expired = expired.len() as u64;

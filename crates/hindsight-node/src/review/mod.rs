@@ -19,26 +19,23 @@ pub(crate) mod token_window;
 mod voices;
 
 use std::future::Future;
-use std::sync::Arc;
 
 use hindsight_core::write::{WriteOutcome, WriteRequest};
-use hindsight_core::Memory;
 
 use crate::bank::Banks;
 use crate::config::NodeConfig;
 use crate::error::NodeError;
-use judging::LlmJudge;
-use reflecting::NodeReflector;
+use crate::write::writing::Writing;
+use reviewing::Reviewing;
 
 /// What a review cycle, the conflict queue and reflection take from the node they run in.
 pub(crate) trait ReviewHost: Sync {
     fn banks(&self) -> &Banks;
     fn config(&self) -> &NodeConfig;
-    /// The model-backed review judge, when `review.judge` asks for one.
-    fn llm_judge(&self) -> Option<Arc<LlmJudge>>;
-    fn reflector(&self) -> Arc<NodeReflector>;
-    /// Signs a record about to be written (nothing when signatures are off).
-    fn sign(&self, memory: &mut Memory);
+    /// The review service's own state: the model judge, when there is one, and the reflector.
+    fn reviewing(&self) -> &Reviewing;
+    /// The write service's state, whose signer signs what a cycle derives.
+    fn writing(&self) -> &Writing;
     /// Writes what reflection learned as any client's write would be.
     fn write_batch(
         &self,

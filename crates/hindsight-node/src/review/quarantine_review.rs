@@ -26,7 +26,7 @@ pub(crate) async fn check(
     bank: &BankName,
     spent: u64,
 ) -> Result<(), NodeError> {
-    let Some(llm) = node.llm_judge() else {
+    let Some(llm) = node.reviewing().llm_judge() else {
         return Ok(());
     };
     if !llm.checks_quarantine() {

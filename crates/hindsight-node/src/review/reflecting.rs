@@ -56,7 +56,7 @@ pub(crate) async fn reflect(
     trace
         .validate()
         .map_err(|e| NodeError::Invalid(hindsight_core::ValidationError::Invalid(e.to_string())))?;
-    let reflector = node.reflector();
+    let reflector = node.reviewing().reflector();
     let (result, tokens_used, name) =
         tokio::task::spawn_blocking(move || reflector.reflect(&trace))
             .await

@@ -2,14 +2,11 @@
 //! for the node: what a review cycle does to a bank, without servers, a cluster or a model.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use hindsight_core::write::{WriteOutcome, WriteRequest};
 use hindsight_core::{BankName, Memory, MemoryId, Provenance, SourceKind, Status, Timestamp};
 
 use super::cycle::review;
-use super::judging::LlmJudge;
-use super::reflecting::NodeReflector;
 use super::reviewing::Reviewing;
 use super::ReviewHost;
 use crate::bank::testing::SmallRuntime;
@@ -73,16 +70,12 @@ impl ReviewHost for Host {
         &self.config
     }
 
-    fn llm_judge(&self) -> Option<Arc<LlmJudge>> {
-        self.reviewing.llm_judge()
+    fn reviewing(&self) -> &Reviewing {
+        &self.reviewing
     }
 
-    fn reflector(&self) -> Arc<NodeReflector> {
-        self.reviewing.reflector()
-    }
-
-    fn sign(&self, memory: &mut Memory) {
-        self.writing.sign(memory)
+    fn writing(&self) -> &Writing {
+        &self.writing
     }
 
     fn write_batch(
