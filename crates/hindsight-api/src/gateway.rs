@@ -46,18 +46,19 @@ pub(crate) fn owners<T>(
     }
 }
 
-/// A channel to each of `peers`, over the node's shared, lazily connected peer channels.
+/// A channel to each of `peers`.
 fn channels(node: &Node, peers: Vec<Peer>) -> Result<Vec<(u64, Channel)>, Status> {
     peers
         .into_iter()
-        .map(|peer| {
-            let channel = node
-                .cluster()
-                .channel_to(&peer.address)
-                .map_err(|e| Status::unavailable(e.to_string()))?;
-            Ok((peer.id, channel))
-        })
+        .map(|peer| Ok((peer.id, channel_to(node, &peer.address)?)))
         .collect()
+}
+
+/// The node's shared, lazily connected channel to the node at `address`.
+pub(crate) fn channel_to(node: &Node, address: &str) -> Result<Channel, Status> {
+    node.cluster()
+        .channel_to(address)
+        .map_err(|e| Status::unavailable(e.to_string()))
 }
 
 /// What a handed-over request does to the store, which decides whether it may be handed to the

@@ -11,7 +11,9 @@ use tonic::{Request, Response, Status};
 use hindsight_core::auth::{Principal, Right};
 
 use crate::access::{principal, require, require_on_memory};
-use crate::gateway::{bank_partition, forward_to_owners, is_forwarded, memory_partition};
+use crate::gateway::{
+    bank_partition, channel_to, forward_to_owners, is_forwarded, memory_partition,
+};
 use crate::pb;
 use crate::pb::memory_service_client::MemoryServiceClient;
 use crate::pb::memory_service_server::MemoryService;
@@ -280,11 +282,7 @@ impl MemoryService for MemoryApi {
                 leader_address,
                 ..
             }) => {
-                let channel = self
-                    .node
-                    .cluster()
-                    .channel_to(&leader_address)
-                    .map_err(|e| Status::unavailable(e.to_string()))?;
+                let channel = channel_to(&self.node, &leader_address)?;
                 let mut forwarded = tonic::Request::new(request.get_ref().clone());
                 if let Some(key) = request.metadata().get("authorization") {
                     forwarded

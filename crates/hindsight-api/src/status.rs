@@ -23,12 +23,10 @@ pub(crate) fn from_node(e: NodeError) -> Status {
                 .insert(NOT_TAKEN_HEADER, tonic::metadata::MetadataValue::from(1u64));
             status
         }
-        e @ NodeError::NotLeader { .. } => {
-            let message = e.to_string();
-            let NodeError::NotLeader { leader_address, .. } = e else {
-                unreachable!("matched above")
-            };
-            let mut status = Status::unavailable(message);
+        ref e @ NodeError::NotLeader {
+            ref leader_address, ..
+        } => {
+            let mut status = Status::unavailable(e.to_string());
             if let Ok(value) = tonic::metadata::MetadataValue::try_from(leader_address.as_str()) {
                 status.metadata_mut().insert(LEADER_ADDRESS_HEADER, value);
             }

@@ -72,16 +72,19 @@ impl Recalling {
         if ids.is_empty() {
             return Ok(());
         }
-        let hits = ids
+        let homed = ids
             .into_iter()
-            .map(|id| AccessHit {
-                id,
-                count: 1,
-                at,
-                restore: true,
+            .map(|id| {
+                let hit = AccessHit {
+                    id,
+                    count: 1,
+                    at,
+                    restore: true,
+                };
+                Ok((banks.home_of_memory(id)?, hit))
             })
-            .collect();
-        for (home, hits) in by_home(banks, hits)? {
+            .collect::<Result<Vec<_>, NodeError>>()?;
+        for (home, hits) in by_home(homed) {
             banks
                 .propose_to(&home, Command::RecordAccess { hits })
                 .await?;
@@ -96,14 +99,10 @@ impl Recalling {
             return;
         }
         // Hits on memories whose partition moved away meanwhile are dropped: they are a hint.
-        let hits = hits
+        let homed = hits
             .into_iter()
-            .filter(|hit| banks.home_of_memory(hit.id).is_ok())
-            .collect();
-        let Ok(groups) = by_home(banks, hits) else {
-            return;
-        };
-        for (home, hits) in groups {
+            .filter_map(|hit| Some((banks.home_of_memory(hit.id).ok()?, hit)));
+        for (home, hits) in by_home(homed) {
             if let Err(e) = home.store.propose(Command::RecordAccess { hits }).await {
                 tracing::debug!(error = %e, "access statistics not recorded");
             }
@@ -121,10 +120,9 @@ impl Recalling {
 }
 
 /// Access hits grouped by the group their memories live in.
-fn by_home(banks: &Banks, hits: Vec<AccessHit>) -> Result<Vec<(Home, Vec<AccessHit>)>, NodeError> {
+fn by_home(homed: impl IntoIterator<Item = (Home, AccessHit)>) -> Vec<(Home, Vec<AccessHit>)> {
     let mut groups: Vec<(Home, Vec<AccessHit>)> = vec![];
-    for hit in hits {
-        let home = banks.home_of_memory(hit.id)?;
+    for (home, hit) in homed {
         match groups
             .iter_mut()
             .find(|(h, _)| h.partition == home.partition)
@@ -133,7 +131,7 @@ fn by_home(banks: &Banks, hits: Vec<AccessHit>) -> Result<Vec<(Home, Vec<AccessH
             None => groups.push((home, vec![hit])),
         }
     }
-    Ok(groups)
+    groups
 }
 
 #[cfg(test)]

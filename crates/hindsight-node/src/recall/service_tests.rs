@@ -11,32 +11,24 @@ use super::learning;
 use super::recalling::Recalling;
 use super::search::recall;
 use super::RecallHost;
-use crate::bank::testing::SmallRuntime;
 use crate::bank::Banks;
 use crate::config::NodeConfig;
 use crate::error::NodeError;
+use crate::write::testing::TestWriter;
 use crate::write::writer::write_batch;
 use crate::write::writing::Writing;
-use crate::write::WriteHost;
-
-const KEY: &str = "a signing key long enough for the tests";
 
 struct Host {
-    runtime: SmallRuntime,
-    config: NodeConfig,
-    writing: Writing,
+    writer: TestWriter,
     recalling: Recalling,
 }
 
 impl Host {
     async fn start() -> Host {
-        let runtime = SmallRuntime::start().await;
-        let config = NodeConfig::default();
+        let writer = TestWriter::start(NodeConfig::default()).await;
         Host {
-            writing: Writing::new(&config, Some(RecordSigner::new("k1", KEY).unwrap())).unwrap(),
-            recalling: Recalling::new(runtime.retrieval_log.clone()),
-            runtime,
-            config,
+            recalling: Recalling::new(writer.runtime.retrieval_log.clone()),
+            writer,
         }
     }
 
@@ -45,7 +37,7 @@ impl Host {
             .iter()
             .map(|c| WriteRequest::new(bank(), *c, Provenance::from_source(SourceKind::User)))
             .collect();
-        write_batch(self, requests)
+        write_batch(&self.writer, requests)
             .await
             .unwrap()
             .into_iter()
@@ -54,29 +46,13 @@ impl Host {
     }
 }
 
-impl WriteHost for Host {
-    fn banks(&self) -> &Banks {
-        &self.runtime.banks
-    }
-
-    fn config(&self) -> &NodeConfig {
-        &self.config
-    }
-
-    fn writing(&self) -> &Writing {
-        &self.writing
-    }
-
-    fn hint_review_soon(&self, _bank: BankName) {}
-}
-
 impl RecallHost for Host {
     fn banks(&self) -> &Banks {
-        &self.runtime.banks
+        &self.writer.runtime.banks
     }
 
     fn config(&self) -> &NodeConfig {
-        &self.config
+        &self.writer.config
     }
 
     fn recalling(&self) -> &Recalling {
@@ -84,15 +60,12 @@ impl RecallHost for Host {
     }
 
     fn writing(&self) -> &Writing {
-        &self.writing
+        &self.writer.writing
     }
 
     async fn get(&self, id: MemoryId) -> Result<Memory, NodeError> {
-        self.runtime
-            .banks
-            .metadata_reader()
-            .memory(id)
-            .map_err(NodeError::internal)?
+        self.writer
+            .stored(id)
             .ok_or_else(|| NodeError::NotFound(format!("memory {id} not found")))
     }
 
@@ -136,7 +109,9 @@ async fn a_recall_counts_the_access_of_what_it_returned() {
         .await
         .unwrap();
     assert!(answer.hits.iter().any(|h| h.memory.id == ids[0]));
-    host.recalling.flush_access(&host.runtime.banks).await;
+    host.recalling
+        .flush_access(&host.writer.runtime.banks)
+        .await;
     let stored = RecallHost::get(&host, ids[0]).await.unwrap();
     assert_eq!(stored.access.count, 1);
 }
@@ -146,8 +121,8 @@ async fn a_record_that_fails_its_signature_check_is_withheld() {
     let mut host = Host::start().await;
     let ids = host.write(&["the van's tyre pressure is 2.4 bar"]).await;
     // The same key id with another secret: every stored signature now fails its check.
-    host.writing = Writing::new(
-        &host.config,
+    host.writer.writing = Writing::new(
+        &host.writer.config,
         Some(RecordSigner::new("k1", "some other key that is just as long").unwrap()),
     )
     .unwrap();

@@ -9,18 +9,15 @@ use hindsight_core::{BankName, Memory, MemoryId, Provenance, SourceKind, Status,
 use super::cycle::review;
 use super::reviewing::Reviewing;
 use super::ReviewHost;
-use crate::bank::testing::SmallRuntime;
 use crate::bank::Banks;
 use crate::config::NodeConfig;
 use crate::error::NodeError;
+use crate::write::testing::TestWriter;
 use crate::write::writer::write_batch;
 use crate::write::writing::Writing;
-use crate::write::WriteHost;
 
 struct Host {
-    runtime: SmallRuntime,
-    config: NodeConfig,
-    writing: Writing,
+    writer: TestWriter,
     reviewing: Reviewing,
 }
 
@@ -28,46 +25,23 @@ impl Host {
     async fn start() -> Host {
         let config = NodeConfig::default();
         Host {
-            runtime: SmallRuntime::start().await,
-            writing: Writing::new(&config, None).unwrap(),
             reviewing: Reviewing::new(&config).unwrap(),
-            config,
+            writer: TestWriter::start(config).await,
         }
     }
 
     fn stored(&self, id: MemoryId) -> Memory {
-        self.runtime
-            .banks
-            .metadata_reader()
-            .memory(id)
-            .unwrap()
-            .expect("the record is stored")
+        self.writer.stored(id).expect("the record is stored")
     }
-}
-
-impl WriteHost for Host {
-    fn banks(&self) -> &Banks {
-        &self.runtime.banks
-    }
-
-    fn config(&self) -> &NodeConfig {
-        &self.config
-    }
-
-    fn writing(&self) -> &Writing {
-        &self.writing
-    }
-
-    fn hint_review_soon(&self, _bank: BankName) {}
 }
 
 impl ReviewHost for Host {
     fn banks(&self) -> &Banks {
-        &self.runtime.banks
+        &self.writer.runtime.banks
     }
 
     fn config(&self) -> &NodeConfig {
-        &self.config
+        &self.writer.config
     }
 
     fn reviewing(&self) -> &Reviewing {
@@ -75,14 +49,14 @@ impl ReviewHost for Host {
     }
 
     fn writing(&self) -> &Writing {
-        &self.writing
+        &self.writer.writing
     }
 
     fn write_batch(
         &self,
         requests: Vec<WriteRequest>,
     ) -> impl Future<Output = Result<Vec<WriteOutcome>, NodeError>> + Send {
-        write_batch(self, requests)
+        write_batch(&self.writer, requests)
     }
 }
 
@@ -100,7 +74,7 @@ async fn a_memory_past_its_time_to_live_expires_and_the_others_stay() {
     let mut short_lived = from_user("the parcel locker code is 4471 for today");
     short_lived.ttl_secs = Some(60);
     let lasting = from_user("the landlord prefers email to phone calls");
-    let ids: Vec<MemoryId> = write_batch(&host, vec![short_lived, lasting])
+    let ids: Vec<MemoryId> = write_batch(&host.writer, vec![short_lived, lasting])
         .await
         .unwrap()
         .into_iter()
@@ -117,7 +91,7 @@ async fn a_memory_past_its_time_to_live_expires_and_the_others_stay() {
 async fn a_cycle_looks_at_what_changed_since_the_last_one() {
     let host = Host::start().await;
     write_batch(
-        &host,
+        &host.writer,
         vec![
             from_user("the recycling goes out on Tuesday nights"),
             from_user("the plumber's name is Ana"),

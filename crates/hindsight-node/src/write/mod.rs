@@ -13,6 +13,8 @@ mod propose;
 pub(crate) mod quota;
 #[cfg(test)]
 mod service_tests;
+#[cfg(test)]
+pub(crate) mod testing;
 pub(crate) mod writer;
 pub(crate) mod writing;
 
