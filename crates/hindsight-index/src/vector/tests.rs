@@ -297,9 +297,10 @@ fn a_dump_without_its_graph_loads_at_once_and_builds_the_graph_behind_searches()
     cfg.background_rebuild = true;
     let loaded = VectorIndex::load_from(dir.path(), cfg, None).unwrap();
     // Linking them takes far longer than returning from the load did.
+    // The linker may already have swapped in its (still nearly empty) graph by now.
     let stats = loaded.stats();
     assert!(
-        stats.graph_points.is_none() && stats.rebuilding,
+        stats.graph_points.unwrap_or(0) < LOADED_POINTS && stats.rebuilding,
         "{stats:?}"
     );
     // Answers right away, exactly while no graph exists yet.
