@@ -5,23 +5,28 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use hindsight_core::review::{ChangeReason, Conflict, MemoryChange};
+use hindsight_core::time::MILLIS_PER_DAY;
 use hindsight_core::{Memory, MemoryId, Timestamp};
 use hindsight_review::{Action, Decision, MemoryUpdate};
 
-/// Decay counts days of disuse, not cycles: a bank reviewed every five minutes must not lose
-/// 0.02 of confidence every five minutes.
-const DECAY_PERIOD_DAYS: f64 = 1.0;
-
 /// Since when the cycle decays memories unused, or `None` when decay is not due: it is off
-/// (`per_cycle` 0), the bank was never reviewed (nothing to count disuse from), or its last cycle
-/// (`last`) is less than a day before `as_of`.
+/// (`per_cycle` 0), the bank was never reviewed (nothing to count disuse from), or this cycle is in
+/// the same day (UTC, of event time) as the last one.
+///
+/// Decay counts days of disuse, not cycles: a bank reviewed every five minutes loses 0.02 of
+/// confidence once a day, not every five minutes. Comparing calendar days rather than the time
+/// since the last cycle matters: with cycles minutes apart, "a day since the last cycle" is never
+/// true, and nothing would ever decay. The first cycle of a new day decays what went unused for
+/// the whole day before it, or since the last cycle when that is longer ago.
 pub(super) fn decay_since(
     last: Option<Timestamp>,
     as_of: Timestamp,
     per_cycle: f32,
 ) -> Option<Timestamp> {
     let last = last?;
-    (per_cycle > 0.0 && as_of.days_since(last) >= DECAY_PERIOD_DAYS).then_some(last)
+    let day = |t: Timestamp| t.0.div_euclid(MILLIS_PER_DAY);
+    (per_cycle > 0.0 && day(as_of) > day(last))
+        .then(|| last.min(Timestamp(as_of.0.saturating_sub(MILLIS_PER_DAY))))
 }
 
 /// The decisions as replicated changes: one [`MemoryChange`] per memory that changes, and a
@@ -172,22 +177,52 @@ mod tests {
     }
 
     #[test]
-    fn decay_is_due_a_day_after_the_last_cycle_and_never_when_off_or_before_a_first_cycle() {
-        let last = Timestamp(10 * DAY);
+    fn decay_is_due_on_the_first_cycle_of_a_new_day_and_never_when_off_or_before_a_first_cycle() {
+        let last = Timestamp(10 * DAY + DAY / 4);
         assert_eq!(decay_since(None, Timestamp(20 * DAY), 0.02), None);
         assert_eq!(
             decay_since(Some(last), Timestamp(10 * DAY + DAY / 2), 0.02),
-            None
+            None,
+            "same day as the last cycle"
         );
         assert_eq!(
-            decay_since(Some(last), Timestamp(11 * DAY), 0.02),
-            Some(last)
+            decay_since(Some(last), Timestamp(11 * DAY + DAY / 8), 0.02),
+            Some(Timestamp(10 * DAY + DAY / 8)),
+            "the next day, less than a day after the last cycle: unused for the day before"
         );
         assert_eq!(
             decay_since(Some(last), Timestamp(30 * DAY), 0.02),
             Some(last)
         );
         assert_eq!(decay_since(Some(last), Timestamp(30 * DAY), 0.0), None);
+    }
+
+    #[test]
+    fn a_bank_reviewed_every_five_minutes_decays_once_a_day_what_went_unused_for_a_day() {
+        let step = 5 * 60 * 1000;
+        let mut last = Timestamp(10 * DAY + 7 * step);
+        let mut due = vec![];
+        while last.0 < 13 * DAY + DAY / 2 {
+            let as_of = Timestamp(last.0 + step);
+            if let Some(since) = decay_since(Some(last), as_of, 0.02) {
+                due.push((as_of, since));
+            }
+            last = as_of;
+        }
+        assert_eq!(
+            due.iter()
+                .map(|(as_of, _)| as_of.0 / DAY)
+                .collect::<Vec<_>>(),
+            vec![11, 12, 13],
+            "once on each new day"
+        );
+        for (as_of, since) in due {
+            assert_eq!(
+                since,
+                Timestamp(as_of.0 - DAY),
+                "unused for the whole day before"
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Review: replacements found for replaced statements, and backlogs reviewed in bounded cycles.
 
-use hindsight_core::{RecallRequest, Status};
+use hindsight_core::{RecallRequest, Status, Timestamp};
 use hindsight_node::Node;
 
 use crate::harness::{bank, config, ts, write};
@@ -99,6 +99,31 @@ async fn a_large_backlog_is_reviewed_in_bounded_cycles_that_still_find_its_confl
     assert!(
         matches!(old.status, Status::Superseded { .. }),
         "the replacement, reviewed cycles after the original, still supersedes it: {old:?}"
+    );
+    node.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_left_unused_decays_once_a_day_however_often_the_bank_is_reviewed() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = Node::start(config(dir.path())).await.unwrap();
+    let request = write("a/decay", "The staging database lives in the Oslo region.");
+    let id = node.write(request).await.unwrap().id;
+    let stored = node.get(id).await.unwrap().confidence;
+    // Disuse counts from when the service stored the memory, so the cycles run from now on.
+    let hour = 3_600_000;
+    let start = Timestamp::now().0.div_euclid(24 * hour) * 24 * hour + 24 * hour + hour;
+    // Reviewed every two hours for two days: two day boundaries, so two steps of decay.
+    let mut as_of = Timestamp(start);
+    while as_of.0 <= start + 48 * hour {
+        node.review(bank("a/decay"), Some(as_of)).await.unwrap();
+        as_of.0 += 2 * hour;
+    }
+    let decayed = node.get(id).await.unwrap().confidence;
+    let per_day = hindsight_review::DecayConfig::default().per_cycle;
+    assert!(
+        (stored - decayed - 2.0 * per_day).abs() < 1e-4,
+        "confidence {stored} → {decayed}, expected two days of {per_day}"
     );
     node.shutdown().await;
 }
