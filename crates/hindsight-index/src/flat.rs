@@ -11,10 +11,11 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use hnsw_rs::anndists::dist::distances::Distance;
 use hnsw_rs::hnsw::Hnsw;
 use parking_lot::Mutex;
 
-use crate::distance::{dot, UnitCosine};
+use crate::distance::dot;
 use crate::heap::{hash_map_bytes, vec_bytes};
 
 /// Where [`FlatGraph::search`] reads vectors: by slot number, which is also
@@ -69,7 +70,11 @@ impl FlatGraph {
     /// Copies the links among slots below `covered`. Returns `None` when the
     /// graph has no node there. Safe to run while other threads insert: a
     /// node still being linked may get fewer links than it ends up with.
-    pub(crate) fn copy(hnsw: &Hnsw<'static, f32, UnitCosine>, covered: usize) -> Option<Self> {
+    pub(crate) fn copy<T, D>(hnsw: &Hnsw<'static, T, D>, covered: usize) -> Option<Self>
+    where
+        T: Clone + Send + Sync,
+        D: Distance<T> + Send + Sync,
+    {
         let indexation = hnsw.get_point_indexation();
         let top = usize::from(indexation.get_max_level_observed());
         let mut level0_lists: Vec<(u32, Vec<u32>)> = Vec::new();
@@ -457,6 +462,7 @@ mod tests {
     use hnsw_rs::hnsw::Hnsw;
 
     use super::*;
+    use crate::distance::UnitCosine;
 
     fn graph(n: usize, dim: usize) -> Hnsw<'static, f32, UnitCosine> {
         let hnsw = Hnsw::new(8, n, 16, 32, UnitCosine);

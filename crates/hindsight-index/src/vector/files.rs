@@ -16,7 +16,7 @@ use super::arena::Arena;
 use super::graph::Graph;
 use super::state::{PendingGraph, Slot, State};
 use super::{VectorConfig, VectorIndex};
-use crate::distance::UnitCosine;
+use crate::distance::CodeCosine;
 use crate::flat::FlatGraph;
 use crate::persist;
 use crate::IndexError;
@@ -201,7 +201,7 @@ pub(super) fn load_graph(dir: &Path, basename: &str, points: usize, dim: usize) 
     let loaded = catch_unwind(AssertUnwindSafe(move || {
         // Moving the reference in (not reborrowing it) lets the graph keep `'static`.
         let owned = loader;
-        owned.load_hnsw::<f32, UnitCosine>()
+        owned.load_hnsw::<i8, CodeCosine>()
     }));
     let mut hnsw = match loaded {
         Ok(Ok(h)) => h,

@@ -8,7 +8,7 @@ use super::state::State;
 use super::VectorIndex;
 use crate::codes::{products, Coded, QueryCodes};
 use crate::distance::dot;
-use crate::flat::ScratchPool;
+use crate::flat::{distance, ScratchPool};
 use crate::topk::{sort_hits, TopK};
 
 /// Live vectors sampled to estimate how selective a filter is.
@@ -258,10 +258,12 @@ pub(super) fn graph_search(
                 }));
             }
             (_, _, Some(graph)) => {
-                let found = graph.hnsw.search(q, ef, ef);
+                // The graph ranks by its codes; the scores are the float ones, as everywhere.
+                let found = graph.search(q, ef);
                 hits.extend(found.iter().filter_map(|n| {
                     let s = st.slots[..covered].get(n.d_id)?;
-                    (s.live && filter(s.id)).then_some((s.id, 1.0 - n.distance))
+                    (s.live && filter(s.id))
+                        .then(|| (s.id, 1.0 - distance(st.arena.get(n.d_id), q)))
                 }));
             }
             // Not planned: a graph search needs the copy or the graph.

@@ -527,3 +527,37 @@ fn a_graph_whose_first_slots_died_before_their_turn_is_linked_and_copied_all_the
         assert_eq!(idx.search(&vecs[i], 1, &|_| true).unwrap()[0].0, i as u128);
     }
 }
+
+#[test]
+fn a_graph_saved_over_floats_by_an_earlier_build_is_rebuilt_over_codes() {
+    use hnsw_rs::api::AnnT;
+    use hnsw_rs::hnsw::Hnsw;
+
+    use crate::distance::UnitCosine;
+
+    let dim = 16;
+    let (original, dir, dump) = dumped_graph(dim, 2_000);
+    let basename = dump.graph_basename.clone().expect("a graph was dumped");
+    // Earlier builds linked the float vectors themselves; their files name that distance.
+    let floats: Hnsw<'static, f32, UnitCosine> = Hnsw::new(8, 4_096, 16, 32, UnitCosine);
+    let vecs = vectors(13, dump.graph_points, dim);
+    for (slot, v) in vecs.iter().enumerate() {
+        floats.insert_slice((v.as_slice(), slot));
+    }
+    for suffix in ["hnsw.graph", "hnsw.data"] {
+        std::fs::remove_file(dir.path().join(format!("{basename}.{suffix}"))).unwrap();
+    }
+    let written = floats.file_dump(dir.path(), &basename).unwrap();
+    assert_eq!(written, basename);
+    let cfg = original.config().clone();
+    let loaded = VectorIndex::load_from(dir.path(), cfg, dump.saved()).unwrap();
+    // Reading the graph back fails on its distance; the graph is then built from the vectors.
+    loaded.maybe_rebuild();
+    loaded.wait_for_rebuild();
+    // Built anew from the live vectors: the dumped graph also held the removed ones.
+    assert!(loaded.len() < dump.graph_points);
+    assert_eq!(loaded.stats().graph_points, Some(loaded.len()));
+    loaded.set_ef_search(64);
+    let r = recall(&loaded, &vectors(19, 40, dim), &|_| true);
+    assert!(r >= 0.95, "recall@10 after the rebuild = {r}");
+}
