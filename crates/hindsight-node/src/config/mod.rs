@@ -227,6 +227,10 @@ pub struct EmbeddingSection {
     /// Where fetched model files are cached; empty means `$HINDSIGHT_MODEL_DIR`, else
     /// `$XDG_CACHE_HOME/hindsight/models`, else `~/.cache/hindsight/models`.
     pub model_dir: String,
+    /// Embeddings kept in memory, about 2 KiB each at 512 dimensions. Repeated queries and
+    /// contents are what it saves work on, and those are a small hot set: 50,000 entries held
+    /// about 100 MiB, a tenth of a 100,000-memory node's resident memory, for texts that a
+    /// bulk load of distinct memories never asks for twice.
     pub cache_entries: usize,
     pub openai_base_url: String,
     pub openai_model: String,
@@ -389,7 +393,7 @@ impl Default for EmbeddingSection {
         EmbeddingSection {
             provider: EmbeddingProvider::UseM3,
             model_dir: String::new(),
-            cache_entries: 50_000,
+            cache_entries: 8_192,
             openai_base_url: "http://127.0.0.1:8000".into(),
             openai_model: "text-embedding-3-small".into(),
             openai_api_key_env: "OPENAI_API_KEY".into(),
@@ -402,7 +406,7 @@ impl Default for EmbeddingSection {
 impl Default for StoreSection {
     fn default() -> Self {
         StoreSection {
-            cache_capacity_mb: 64,
+            cache_capacity_mb: 16,
             snapshot_every_entries: 5_000,
             log_entries_kept_after_snapshot: 1_000,
             max_in_flight_entries: 1,
