@@ -240,6 +240,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     }
     progress.finish();
     let rss_after_recalls = hindsight_node::resident_bytes();
+    let breakdown_after_recalls = hindsight_node::memory_breakdown();
     server_us.sort_by(f64::total_cmp);
     wall_ms.sort_by(f64::total_cmp);
     let status = match target.as_ref() {
@@ -281,6 +282,23 @@ pub async fn run(args: BenchArgs) -> Result<()> {
             after as f64 / 1048576.0,
             after.saturating_sub(before) as f64 / 1024.0 / bank_records.max(1) as f64,
             bank_records
+        );
+    }
+    if let Some(parts) = breakdown_after_recalls {
+        // What the index's own count leaves out: everything else the process allocated (the
+        // store's caches, the embedder, the write path's buffers) and what the allocator holds.
+        let mib = |bytes: u64| bytes as f64 / 1048576.0;
+        let heap = parts.heap.map_or(String::new(), |heap| {
+            format!(
+                "; heap {:.1} MiB in use, {:.1} MiB free in the allocator",
+                mib(heap.in_use_bytes),
+                mib(heap.free_bytes)
+            )
+        });
+        println!(
+            "resident memory after the recalls: {:.1} MiB anonymous, {:.1} MiB file-backed{heap}",
+            mib(parts.anonymous_bytes),
+            mib(parts.file_bytes),
         );
     }
     if let Some(parts) = heap_parts {
