@@ -287,19 +287,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
     if let Some(parts) = breakdown_after_recalls {
         // What the index's own count leaves out: everything else the process allocated (the
         // store's caches, the embedder, the write path's buffers) and what the allocator holds.
-        let mib = |bytes: u64| bytes as f64 / 1048576.0;
-        let heap = parts.heap.map_or(String::new(), |heap| {
-            format!(
-                "; heap {:.1} MiB in use, {:.1} MiB free in the allocator",
-                mib(heap.in_use_bytes),
-                mib(heap.free_bytes)
-            )
-        });
-        println!(
-            "resident memory after the recalls: {:.1} MiB anonymous, {:.1} MiB file-backed{heap}",
-            mib(parts.anonymous_bytes),
-            mib(parts.file_bytes),
-        );
+        print_resident_breakdown("after the recalls", &parts);
     }
     if let Some(parts) = heap_parts {
         let total: u64 = parts.iter().map(|(_, bytes)| bytes).sum();
@@ -462,4 +450,21 @@ async fn timed_review_cycle(
         .collect();
     println!("review cycle steps (s): {}", steps.join(", "));
     Ok(())
+}
+
+/// Resident memory by kind, and the allocator's live and free bytes where it counts them.
+pub(crate) fn print_resident_breakdown(when: &str, parts: &hindsight_node::MemoryBreakdown) {
+    let mib = |bytes: u64| bytes as f64 / 1048576.0;
+    let heap = parts.heap.map_or(String::new(), |heap| {
+        format!(
+            "; heap {:.1} MiB in use, {:.1} MiB free in the allocator",
+            mib(heap.in_use_bytes),
+            mib(heap.free_bytes)
+        )
+    });
+    println!(
+        "resident memory {when}: {:.1} MiB anonymous, {:.1} MiB file-backed{heap}",
+        mib(parts.anonymous_bytes),
+        mib(parts.file_bytes),
+    );
 }

@@ -12,7 +12,7 @@ use hindsight_node::Node;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::bench::{sentence, BenchArgs};
+use crate::bench::{print_resident_breakdown, sentence, BenchArgs};
 use crate::eval::percentile;
 use crate::progress::Progress;
 use crate::target::Target;
@@ -146,18 +146,7 @@ pub async fn run(args: BenchArgs) -> Result<()> {
         println!("{line}");
     }
     if let Some(parts) = hindsight_node::memory_breakdown() {
-        let heap = parts.heap.map_or(String::new(), |heap| {
-            format!(
-                "; heap {:.1} MiB in use, {:.1} MiB free in the allocator",
-                mib(heap.in_use_bytes),
-                mib(heap.free_bytes)
-            )
-        });
-        println!(
-            "resident memory after the recalls: {:.1} MiB anonymous, {:.1} MiB file-backed{heap}",
-            mib(parts.anonymous_bytes),
-            mib(parts.file_bytes),
-        );
+        print_resident_breakdown("after the recalls", &parts);
     }
     println!(
         "store on disk {:.1} MiB ({:.2} KiB per memory)",
