@@ -18,8 +18,8 @@ pub(super) struct Graph {
     pub(super) hnsw: Hnsw<'static, i8, CodeCosine>,
 }
 
-/// What hnsw_rs allocates per point besides its copy of the vector's code: the point (behind an `Arc`),
-/// its lock around one list header per possible layer, and its entry in the layer table.
+/// What hnsw_rs allocates per point besides its copy of the vector's code: the point (behind an
+/// `Arc`), its lock around one list header per possible layer, and its entry in the layer table.
 const GRAPH_BYTES_PER_POINT: usize =
     16 + std::mem::size_of::<hnsw_rs::hnsw::Point<'static, i8>>() + 48 + MAX_LAYER * 24 + 8;
 /// Per link: the `Arc` it points to (the neighbour and its distance) and its slot in a neighbour

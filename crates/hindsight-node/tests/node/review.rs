@@ -1,5 +1,6 @@
 //! Review: replacements found for replaced statements, and backlogs reviewed in bounded cycles.
 
+use hindsight_core::time::MILLIS_PER_DAY;
 use hindsight_core::{RecallRequest, Status, Timestamp};
 use hindsight_node::Node;
 
@@ -111,8 +112,8 @@ async fn a_memory_left_unused_decays_once_a_day_however_often_the_bank_is_review
     let id = node.write(request).await.unwrap().id;
     let stored = node.get(id).await.unwrap().confidence;
     // Disuse counts from when the service stored the memory, so the cycles run from now on.
-    let hour = 3_600_000;
-    let start = Timestamp::now().0.div_euclid(24 * hour) * 24 * hour + 24 * hour + hour;
+    let (day, hour) = (MILLIS_PER_DAY, MILLIS_PER_DAY / 24);
+    let start = (Timestamp::now().0.div_euclid(day) + 1) * day + hour;
     // Reviewed every two hours for two days: two day boundaries, so two steps of decay.
     let mut as_of = Timestamp(start);
     while as_of.0 <= start + 48 * hour {
