@@ -78,10 +78,21 @@ def log(message):
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def free_port():
+def free_port(ip="127.0.0.1"):
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((ip, 0))
         return s.getsockname()[1]
+
+
+def can_listen(ip, port):
+    """Whether a listener could bind ip:port now (with SO_REUSEADDR, as the node binds)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((ip, port))
+        except OSError:
+            return False
+        return True
 
 
 class Proxy:
@@ -173,8 +184,8 @@ class Cluster:
             ip = f"127.0.0.{10 + i}"
             self.nodes[i] = {
                 "ip": ip,
-                "grpc": free_port(),
-                "http": free_port(),
+                "grpc": free_port(ip),
+                "http": free_port(ip),
                 "dir": os.path.join(root, f"n{i}"),
                 "log": os.path.join(root, f"n{i}.log"),
             }
@@ -290,6 +301,7 @@ class Cluster:
 
     def start(self, i):
         node = self.nodes[i]
+        self.claim_ports(i)
         seeds = ",".join(
             f"127.0.0.1:{self.nodes[j]['proxy'].port}" for j in self.nodes if j != i
         )
@@ -320,6 +332,20 @@ class Cluster:
             with open(node["log"], "ab") as out:
                 self.procs[i] = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
             self.release(i)
+
+    def claim_ports(self, i):
+        """Gives node i new listening ports where another socket took its old ones meanwhile.
+
+        A port found free when the cluster was laid out can be taken before the node binds it
+        (an ephemeral port of some connection); the node would then exit at once. Its peers know
+        it by its proxy's port, which stays, so only the proxy's target moves."""
+        node = self.nodes[i]
+        for key in ("grpc", "http"):
+            if not can_listen(node["ip"], node[key]):
+                old = node[key]
+                node[key] = free_port(node["ip"])
+                log(f"node {i}: {key} port {old} is taken; it listens on {node[key]} instead")
+        node["proxy"].target_addr = (node["ip"], node["grpc"])
 
     def hold(self, i):
         with self.lock:
@@ -718,6 +744,7 @@ def main():
     try:
         cluster.start(1)
         def first_leads():
+            cluster.supervise()
             s = cluster.status(1)
             return s is not None and s.get("state") == "Leader"
         if not wait_for(first_leads, 60, "node 1 to lead"):
@@ -725,6 +752,7 @@ def main():
         for i in range(2, args.nodes + 1):
             cluster.start(i)
         def all_voters():
+            cluster.supervise()
             s = cluster.status(1)
             return s is not None and sum(1 for m in s["members"] if m["voter"]) == args.nodes
         if not wait_for(all_voters, 120, "every node to join"):
