@@ -1,6 +1,7 @@
 //! Google's Universal Sentence Encoder multilingual v3 in pure Rust.
 
 mod gemm;
+mod gemm_i8;
 mod model;
 mod normalizer;
 mod sp_model;
