@@ -15,13 +15,13 @@ use hnsw_rs::anndists::dist::distances::Distance;
 use hnsw_rs::hnsw::Hnsw;
 use parking_lot::Mutex;
 
-use crate::distance::dot;
+use crate::distance::dot_f16;
 use crate::heap::{hash_map_bytes, vec_bytes};
 
-/// Where [`FlatGraph::search`] reads vectors: by slot number, which is also
-/// the id the graph knows each point by.
+/// Where [`FlatGraph::search`] reads vectors, as halves (see `half.rs`): by slot number, which
+/// is also the id the graph knows each point by.
 pub(crate) trait Vectors {
-    fn vector(&self, slot: usize) -> &[f32];
+    fn halves(&self, slot: usize) -> &[u16];
 }
 
 /// A copy of the links of an hnsw_rs graph over the slots below `covered`.
@@ -60,10 +60,11 @@ fn key_slot(key: u64) -> u32 {
     key as u32
 }
 
-/// Same arithmetic as `UnitCosine::eval`, so scores match the exact scan's bit for bit.
+/// Distance from the unit vector `q` to a stored one, with the arithmetic of the exact scan's
+/// scores, so that both report the same bits.
 #[inline]
-pub(crate) fn distance(a: &[f32], b: &[f32]) -> f32 {
-    (1.0 - dot(a, b)).clamp(0.0, 2.0)
+pub(crate) fn distance(q: &[f32], stored: &[u16]) -> f32 {
+    (1.0 - dot_f16(stored, q)).clamp(0.0, 2.0)
 }
 
 impl FlatGraph {
@@ -278,13 +279,13 @@ impl FlatGraph {
     ) {
         let ef = ef.max(1);
         let mut cur = self.entry;
-        let mut cur_d = distance(q, vectors.vector(cur as usize));
+        let mut cur_d = distance(q, vectors.halves(cur as usize));
         // Greedy descent through the upper layers, as in the HNSW paper.
         for level in (1..=self.top_level).rev() {
             loop {
                 let mut moved = false;
                 for &n in self.links_up(cur, level) {
-                    let d = distance(q, vectors.vector(n as usize));
+                    let d = distance(q, vectors.halves(n as usize));
                     if d < cur_d {
                         cur_d = d;
                         cur = n;
@@ -325,13 +326,13 @@ impl FlatGraph {
                 }
             }
             for &n in pending.iter().take(PREFETCH_AHEAD) {
-                prefetch(vectors.vector(n as usize));
+                prefetch(vectors.halves(n as usize));
             }
             for (i, &n) in pending.iter().enumerate() {
                 if let Some(&ahead) = pending.get(i + PREFETCH_AHEAD) {
-                    prefetch(vectors.vector(ahead as usize));
+                    prefetch(vectors.halves(ahead as usize));
                 }
-                let d = distance(q, vectors.vector(n as usize));
+                let d = distance(q, vectors.halves(n as usize));
                 if best.len() < ef || d < bound {
                     candidates.push(Reverse(key(d, n)));
                     best.push(key(d, n));
@@ -393,11 +394,11 @@ const PREFETCH_LINES: usize = 4;
 
 /// Hints the cache to load the start of `v`, which a coming distance reads.
 #[inline]
-fn prefetch(v: &[f32]) {
+fn prefetch<T>(v: &[T]) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let lines = (v.len() * 4).div_ceil(64).min(PREFETCH_LINES);
+        let lines = std::mem::size_of_val(v).div_ceil(64).min(PREFETCH_LINES);
         for line in 0..lines {
             let p = v.as_ptr().cast::<i8>().wrapping_add(line * 64);
             // SAFETY: a prefetch is only a hint: it never faults or changes

@@ -19,6 +19,7 @@ mod distance;
 mod entity;
 mod error;
 mod flat;
+mod half;
 pub mod heap;
 mod persist;
 mod time;

@@ -1,7 +1,10 @@
-//! The vectors by slot number, in chunks, each with its eight-bit codes beside it.
+//! The vectors by slot number, in chunks of halves, each with its eight-bit codes beside it.
 
 use crate::codes::CodeArena;
+use crate::distance::dot_f16;
 use crate::flat::Vectors;
+use crate::half;
+use crate::heap::nested_vec_bytes;
 
 /// Vectors stored per arena chunk; chunking avoids copying the whole arena
 /// when it grows.
@@ -20,12 +23,19 @@ pub(crate) fn first_chunk_grows<T>(chunks: &[Vec<T>], full: usize) -> usize {
 }
 
 /// Vectors by slot number, which is also the id the graph knows them by.
-/// Each vector's eight-bit codes are kept beside it, for exact scans (see `codes.rs`).
+///
+/// Each vector is kept in half precision (see `half.rs`): it is what the index stores, scores
+/// and hands out, so every score of a stored vector, here or in a caller holding a copy, comes
+/// from the same values. Its eight-bit codes, for exact scans (see `codes.rs`), are made from
+/// those values too, so that their bounds hold for the scores that are reported.
 pub(super) struct Arena {
     pub(super) dim: usize,
-    pub(super) chunks: Vec<Vec<f32>>,
+    chunks: Vec<Vec<u16>>,
     len: usize,
     pub(super) codes: CodeArena,
+    /// The last pushed vector, widened back from its halves; kept to avoid an allocation per
+    /// push.
+    widened: Vec<f32>,
 }
 
 impl Arena {
@@ -35,6 +45,7 @@ impl Arena {
             chunks: Vec::new(),
             len: 0,
             codes: CodeArena::new(dim, CHUNK),
+            widened: vec![0.0; dim],
         }
     }
 
@@ -46,26 +57,49 @@ impl Arena {
                 CHUNK * self.dim,
             )));
         }
-        self.chunks
-            .last_mut()
-            .expect("chunk allocated above")
-            .extend_from_slice(v);
-        self.codes.push(v);
+        let chunk = self.chunks.last_mut().expect("chunk allocated above");
+        let start = chunk.len();
+        half::encode_into(v, chunk);
+        half::decode_into(&chunk[start..], &mut self.widened);
+        self.codes.push(&self.widened);
         self.len += 1;
     }
 
     // Called per vector by the exact scans of `search.rs`, another codegen unit: without the
     // hint each read of a vector is a call.
     #[inline]
-    pub(super) fn get(&self, slot: usize) -> &[f32] {
+    pub(super) fn halves(&self, slot: usize) -> &[u16] {
         let off = (slot % CHUNK) * self.dim;
         &self.chunks[slot / CHUNK][off..off + self.dim]
+    }
+
+    /// The stored vector of `slot`, as floats.
+    pub(super) fn get(&self, slot: usize) -> Vec<f32> {
+        half::decode(self.halves(slot))
+    }
+
+    /// The dot product of the stored vector of `slot` with `q`; the same bits as
+    /// `distance::dot` of [`Arena::get`]'s copy.
+    #[inline]
+    pub(super) fn dot(&self, slot: usize, q: &[f32]) -> f32 {
+        dot_f16(self.halves(slot), q)
+    }
+
+    /// Whether `slot` holds what pushing `v` would store.
+    pub(super) fn holds(&self, slot: usize, v: &[f32]) -> bool {
+        let stored = self.halves(slot);
+        stored.len() == v.len() && stored.iter().zip(v).all(|(&h, &x)| h == half::to_f16(x))
+    }
+
+    /// Heap bytes of the vectors and their codes.
+    pub(super) fn heap_bytes(&self) -> (u64, u64) {
+        (nested_vec_bytes(&self.chunks), self.codes.heap_bytes())
     }
 }
 
 impl Vectors for Arena {
     #[inline]
-    fn vector(&self, slot: usize) -> &[f32] {
-        self.get(slot)
+    fn halves(&self, slot: usize) -> &[u16] {
+        Arena::halves(self, slot)
     }
 }

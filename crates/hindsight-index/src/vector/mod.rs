@@ -22,7 +22,7 @@ use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard};
 
 use crate::distance::normalised;
 use crate::flat::ScratchPool;
-use crate::heap::{hash_map_bytes, nested_vec_bytes, vec_bytes, IndexMemory};
+use crate::heap::{hash_map_bytes, vec_bytes, IndexMemory};
 use crate::IndexError;
 
 pub(crate) use arena::first_chunk_grows;
@@ -30,7 +30,7 @@ pub(crate) use files::SavedGraph;
 
 use graph::Graph;
 use rebuild::build;
-use search::{graph_search, similarity, Plan};
+use search::{graph_search, similarity_of_dot, Plan};
 use state::State;
 
 /// Tuning knobs of a [`VectorIndex`].
@@ -143,10 +143,11 @@ pub struct StoredVectors<'a> {
 }
 
 impl StoredVectors<'_> {
-    /// The stored (normalised) vector of `id`.
-    pub fn get(&self, id: u128) -> Option<&[f32]> {
+    /// The dot product of the stored (normalised) vector of `id` with `q`: the same bits as
+    /// `hindsight_index::dot` of [`VectorIndex::get`]'s copy and `q`.
+    pub fn dot(&self, id: u128, q: &[f32]) -> Option<f32> {
         let slot = *self.st.by_id.get(&id)?;
-        Some(self.st.arena.get(slot as usize))
+        Some(self.st.arena.dot(slot as usize, q))
     }
 }
 
@@ -209,7 +210,7 @@ impl VectorIndex {
         {
             let mut st = self.shared.state.write();
             if let Some(&slot) = st.by_id.get(&id) {
-                if st.arena.get(slot as usize) == v.as_slice() {
+                if st.arena.holds(slot as usize, &v) {
                     return Ok(());
                 }
             }
@@ -231,7 +232,7 @@ impl VectorIndex {
             let mut st = self.shared.state.write();
             for ((id, _), v) in items.iter().zip(&vecs) {
                 if let Some(&slot) = st.by_id.get(id) {
-                    if st.arena.get(slot as usize) == v.as_slice() {
+                    if st.arena.holds(slot as usize, v) {
                         continue;
                     }
                 }
@@ -278,9 +279,7 @@ impl VectorIndex {
     /// The stored (normalised) vector of `id`.
     pub fn get(&self, id: u128) -> Option<Vec<f32>> {
         let st = self.shared.state.read();
-        st.by_id
-            .get(&id)
-            .map(|&slot| st.arena.get(slot as usize).to_vec())
+        st.by_id.get(&id).map(|&slot| st.arena.get(slot as usize))
     }
 
     /// The stored vectors under one read lock, for scoring many ids without a copy each. Writes
@@ -299,19 +298,18 @@ impl VectorIndex {
         Ok(st
             .by_id
             .get(&id)
-            .map(|&slot| similarity(&q, st.arena.get(slot as usize))))
+            .map(|&slot| similarity_of_dot(st.arena.dot(slot as usize, &q))))
     }
 
     /// Heap bytes of the vectors, their codes, the flat links and hnsw_rs's graph; the other
     /// parts of the result are zero.
     pub fn memory(&self) -> IndexMemory {
         let st = self.shared.state.read();
-        let arena = &st.arena;
-        let vectors =
-            nested_vec_bytes(&arena.chunks) + vec_bytes(&st.slots) + hash_map_bytes(&st.by_id);
+        let (halves, codes) = st.arena.heap_bytes();
+        let vectors = halves + vec_bytes(&st.slots) + hash_map_bytes(&st.by_id);
         IndexMemory {
             vectors,
-            codes: arena.codes.heap_bytes(),
+            codes,
             links: st.flat.as_ref().map_or(0, |flat| flat.heap_bytes()),
             graph: st.graph.as_ref().map_or(0, |graph| {
                 graph.heap_bytes(st.flat.as_deref(), self.shared.cfg.dim)

@@ -101,7 +101,7 @@ pub(super) fn link_next(shared: &Shared) -> usize {
         let end = st.slots.len().min(start + LINK_BATCH);
         let batch: Vec<(Vec<f32>, usize)> = (start..end)
             .filter(|&i| st.slots[i].live)
-            .map(|i| (st.arena.get(i).to_vec(), i))
+            .map(|i| (st.arena.get(i), i))
             .collect();
         (graph, batch, end)
     };
@@ -186,7 +186,7 @@ fn copy_range(old: &State, fresh: &mut State, remap: &mut Vec<u32>, range: Range
     for i in range {
         let s = old.slots[i];
         remap.push(if s.live {
-            fresh.push(s.id, old.arena.get(i))
+            fresh.push(s.id, &old.arena.get(i))
         } else {
             NO_SLOT
         });
@@ -202,10 +202,11 @@ fn index_range(shared: &Shared, graph: &Graph, fresh: &State, range: Range<usize
             return false;
         }
         let end = (start + BUILD_BATCH).min(range.end);
-        let items: Vec<(&[f32], usize)> = (start..end)
+        let vectors: Vec<(Vec<f32>, usize)> = (start..end)
             .filter(|&i| fresh.slots[i].live)
             .map(|i| (fresh.arena.get(i), i))
             .collect();
+        let items: Vec<(&[f32], usize)> = vectors.iter().map(|(v, i)| (v.as_slice(), *i)).collect();
         graph.insert_many(&items);
         start = end;
     }

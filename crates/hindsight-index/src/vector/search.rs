@@ -7,7 +7,6 @@ use super::graph::Graph;
 use super::state::State;
 use super::VectorIndex;
 use crate::codes::{products, Coded, QueryCodes};
-use crate::distance::dot;
 use crate::flat::{distance, ScratchPool};
 use crate::topk::{sort_hits, TopK};
 
@@ -125,7 +124,7 @@ impl State {
                         continue;
                     }
                     let (top, floor) = (&mut tops[i], &mut floors[i]);
-                    let score = similarity(qs[i], self.arena.get(slot));
+                    let score = similarity_of_dot(self.arena.dot(slot, qs[i]));
                     if score < *floor {
                         continue;
                     }
@@ -156,15 +155,10 @@ pub(super) enum Plan {
     },
 }
 
-/// Same arithmetic as `1 - UnitCosine::eval`, so exact and graph searches
-/// report bit-identical scores.
+/// Same arithmetic as `1 - flat::distance`, so exact and graph searches report bit-identical
+/// scores.
 #[inline]
-pub(super) fn similarity(a: &[f32], b: &[f32]) -> f32 {
-    similarity_of_dot(dot(a, b))
-}
-
-#[inline]
-fn similarity_of_dot(dot: f32) -> f32 {
+pub(super) fn similarity_of_dot(dot: f32) -> f32 {
     1.0 - (1.0 - dot).clamp(0.0, 2.0)
 }
 
@@ -263,7 +257,7 @@ pub(super) fn graph_search(
                 hits.extend(found.iter().filter_map(|n| {
                     let s = st.slots[..covered].get(n.d_id)?;
                     (s.live && filter(s.id))
-                        .then(|| (s.id, 1.0 - distance(st.arena.get(n.d_id), q)))
+                        .then(|| (s.id, 1.0 - distance(q, st.arena.halves(n.d_id))))
                 }));
             }
             // Not planned: a graph search needs the copy or the graph.

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use hindsight_core::recall::ArmHit;
 use hindsight_core::scoring::combine_evidence;
 use hindsight_core::{Memory, MemoryId, Status};
-use hindsight_index::dot;
 
 use super::gather::{
     ArmResult, Gathered, LexicalHits, VectorHits, ARM_ENTITY, ARM_KEYWORD, ARM_PRESENT,
@@ -200,7 +199,7 @@ impl Plan {
         let stored = view.index.vectors().stored();
         let similarity = |id: u128| {
             let memory = records.get(&MemoryId(id))?;
-            Some(dot(stored.get(id)?, vectors.for_memory(memory)))
+            stored.dot(id, vectors.for_memory(memory))
         };
         keyword_evidence(hits, best_possible, similarity)
     }

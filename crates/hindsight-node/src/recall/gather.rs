@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use hindsight_core::intent;
 use hindsight_core::{Memory, MemoryId};
-use hindsight_index::dot;
 
 use super::query::QueryVectors;
 use super::search::{Plan, Records};
@@ -206,8 +205,7 @@ impl Plan {
             .into_iter()
             .filter_map(|id| {
                 let memory = records.get(&MemoryId(id)).filter(|m| keep(m))?;
-                let v = stored.get(id)?;
-                Some((id, dot(v, vectors.for_memory(memory)), 1.0))
+                Some((id, stored.dot(id, vectors.for_memory(memory))?, 1.0))
             })
             .collect();
         drop(stored);
@@ -315,7 +313,7 @@ impl Plan {
             .into_iter()
             .filter_map(|(id, _)| {
                 let memory = records.get(&MemoryId(id))?;
-                Some((id, dot(stored.get(id)?, query.for_memory(memory))))
+                Some((id, stored.dot(id, query.for_memory(memory))?))
             })
             .collect();
         drop(stored);
