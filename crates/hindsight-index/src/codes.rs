@@ -301,43 +301,11 @@ mod x86 {
         _mm_cvtsi128_si32(v)
     }
 
-    /// Products of up to three queries with up to three codes; the missing ones repeat the
-    /// last and are not written.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn block_avx2(qs: [&QueryCode; BLOCK], vs: [Coded<'_>; BLOCK]) -> [[i32; BLOCK]; BLOCK] {
-        let len = vs[0].bytes.len();
-        assert!(qs.iter().all(|q| q.bytes.len() == len) && vs.iter().all(|v| v.bytes.len() == len));
-        let ones = _mm256_set1_epi16(1);
-        let mut acc = [[_mm256_setzero_si256(); BLOCK]; BLOCK];
-        for at in (0..len).step_by(32) {
-            let mut v = [_mm256_setzero_si256(); BLOCK];
-            for (v, coded) in v.iter_mut().zip(&vs) {
-                *v = load(coded.bytes, at);
-            }
-            for (q, acc) in qs.iter().zip(acc.iter_mut()) {
-                let q = load_signed(&q.bytes, at);
-                for (v, acc) in v.iter().zip(acc.iter_mut()) {
-                    // Unsigned codes times signed ones, adjacent pairs summed to 16 bits (at
-                    // most 2 × 127 × 127), then pairs of those to 32 bits.
-                    let pairs = _mm256_maddubs_epi16(*v, q);
-                    *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(pairs, ones));
-                }
-            }
-        }
-        let mut products = [[0; BLOCK]; BLOCK];
-        for (products, acc) in products.iter_mut().zip(acc) {
-            for (product, acc) in products.iter_mut().zip(acc) {
-                *product = sum_lanes(acc);
-            }
-        }
-        products
-    }
-
-    /// `block_avx2` with `vpdpbusd`, in the VEX (AVX-VNNI) and EVEX (AVX-512 VNNI) encodings
-    /// of the one instruction: a CPU may have either.
-    macro_rules! block_vnni {
-        ($name:ident, $features:literal, $dpbusd:ident) => {
+    /// Products of up to three queries with up to three codes (the missing ones repeat the
+    /// last and are not written), with `$step` adding one 32-byte stretch of a code times a
+    /// query to a sum of 32-bit lanes.
+    macro_rules! block {
+        ($name:ident, $features:literal, $step:expr) => {
             #[inline]
             #[target_feature(enable = $features)]
             fn $name(qs: [&QueryCode; BLOCK], vs: [Coded<'_>; BLOCK]) -> [[i32; BLOCK]; BLOCK] {
@@ -355,7 +323,7 @@ mod x86 {
                     for (q, acc) in qs.iter().zip(acc.iter_mut()) {
                         let q = load_signed(&q.bytes, at);
                         for (v, acc) in v.iter().zip(acc.iter_mut()) {
-                            *acc = $dpbusd(*acc, *v, q);
+                            *acc = $step(*acc, *v, q);
                         }
                     }
                 }
@@ -370,8 +338,16 @@ mod x86 {
         };
     }
 
-    block_vnni!(block_avx_vnni, "avx2,avxvnni", _mm256_dpbusd_avx_epi32);
-    block_vnni!(
+    // Unsigned codes times signed ones, adjacent pairs summed to 16 bits (at most 2 × 127 ×
+    // 127), then pairs of those to 32 bits.
+    block!(block_avx2, "avx2", |acc, v, q| _mm256_add_epi32(
+        acc,
+        _mm256_madd_epi16(_mm256_maddubs_epi16(v, q), _mm256_set1_epi16(1))
+    ));
+    // The same in one instruction, in its VEX (AVX-VNNI) and EVEX (AVX-512 VNNI) encodings: a
+    // CPU may have either.
+    block!(block_avx_vnni, "avx2,avxvnni", _mm256_dpbusd_avx_epi32);
+    block!(
         block_avx512_vnni,
         "avx2,avx512f,avx512vl,avx512vnni",
         _mm256_dpbusd_epi32

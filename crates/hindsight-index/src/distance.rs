@@ -198,32 +198,6 @@ mod x86 {
         unsafe { _mm256_loadu_ps(v.as_ptr()) }
     }
 
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn dot_avx2_fma(a: &[f32], b: &[f32]) -> f32 {
-        let n = a.len().min(b.len());
-        let (a, b) = (&a[..n], &b[..n]);
-        let mut acc = [_mm256_setzero_ps(); 4];
-        let ca = a.chunks_exact(32);
-        let cb = b.chunks_exact(32);
-        let (ra, rb) = (ca.remainder(), cb.remainder());
-        for (x, y) in ca.zip(cb) {
-            for (j, acc) in acc.iter_mut().enumerate() {
-                *acc = _mm256_fmadd_ps(load8(&x[8 * j..]), load8(&y[8 * j..]), *acc);
-            }
-        }
-        let ca = ra.chunks_exact(8);
-        let cb = rb.chunks_exact(8);
-        let (ra, rb) = (ca.remainder(), cb.remainder());
-        for (x, y) in ca.zip(cb) {
-            acc[0] = _mm256_fmadd_ps(load8(x), load8(y), acc[0]);
-        }
-        let mut s = sum_lanes(acc);
-        for (x, y) in ra.iter().zip(rb) {
-            s += x * y;
-        }
-        s
-    }
-
     /// Loads 8 halves from the start of `v`, which must hold at least 8, as floats.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -233,32 +207,47 @@ mod x86 {
         unsafe { _mm256_cvtph_ps(_mm_loadu_si128(v.as_ptr().cast())) }
     }
 
-    /// `dot_avx2_fma` with one side read as halves: the same blocks, accumulators and sums.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) fn dot_f16_avx2_fma(a: &[u16], b: &[f32]) -> f32 {
-        let n = a.len().min(b.len());
-        let (a, b) = (&a[..n], &b[..n]);
-        let mut acc = [_mm256_setzero_ps(); 4];
-        let ca = a.chunks_exact(32);
-        let cb = b.chunks_exact(32);
-        let (ra, rb) = (ca.remainder(), cb.remainder());
-        for (x, y) in ca.zip(cb) {
-            for (j, acc) in acc.iter_mut().enumerate() {
-                *acc = _mm256_fmadd_ps(load8_f16(&x[8 * j..]), load8(&y[8 * j..]), *acc);
+    /// One body for the float products, whatever `a` is stored as (read eight at a time by
+    /// `$load`, one at a time by `$value`): the same blocks, accumulators and sums, so that a
+    /// product over halves equals the product over their widened copy bit for bit.
+    macro_rules! float_dot {
+        ($name:ident, $features:literal, $a:ty, $load:ident, $value:expr) => {
+            #[target_feature(enable = $features)]
+            pub(super) fn $name(a: &[$a], b: &[f32]) -> f32 {
+                let n = a.len().min(b.len());
+                let (a, b) = (&a[..n], &b[..n]);
+                let mut acc = [_mm256_setzero_ps(); 4];
+                let ca = a.chunks_exact(32);
+                let cb = b.chunks_exact(32);
+                let (ra, rb) = (ca.remainder(), cb.remainder());
+                for (x, y) in ca.zip(cb) {
+                    for (j, acc) in acc.iter_mut().enumerate() {
+                        *acc = _mm256_fmadd_ps($load(&x[8 * j..]), load8(&y[8 * j..]), *acc);
+                    }
+                }
+                let ca = ra.chunks_exact(8);
+                let cb = rb.chunks_exact(8);
+                let (ra, rb) = (ca.remainder(), cb.remainder());
+                for (x, y) in ca.zip(cb) {
+                    acc[0] = _mm256_fmadd_ps($load(x), load8(y), acc[0]);
+                }
+                let mut s = sum_lanes(acc);
+                for (x, y) in ra.iter().zip(rb) {
+                    s += $value(x) * y;
+                }
+                s
             }
-        }
-        let ca = ra.chunks_exact(8);
-        let cb = rb.chunks_exact(8);
-        let (ra, rb) = (ca.remainder(), cb.remainder());
-        for (x, y) in ca.zip(cb) {
-            acc[0] = _mm256_fmadd_ps(load8_f16(x), load8(y), acc[0]);
-        }
-        let mut s = sum_lanes(acc);
-        for (&x, y) in ra.iter().zip(rb) {
-            s += crate::half::to_f32(x) * y;
-        }
-        s
+        };
     }
+
+    float_dot!(dot_avx2_fma, "avx2,fma", f32, load8, |x: &f32| *x);
+    float_dot!(
+        dot_f16_avx2_fma,
+        "avx2,fma,f16c",
+        u16,
+        load8_f16,
+        |x: &u16| crate::half::to_f32(*x)
+    );
 
     /// The sum of four accumulators' lanes, in the one order every kernel here uses.
     #[inline]

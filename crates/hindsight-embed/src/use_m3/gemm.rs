@@ -329,7 +329,7 @@ mod avx2 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn naive(a: &[f32], w: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
@@ -346,7 +346,8 @@ mod tests {
         out
     }
 
-    fn pseudo_random(len: usize, seed: u32) -> Vec<f32> {
+    /// Values in [-1, 1) from a fixed seed; shared with the eight-bit kernel's tests.
+    pub(in crate::use_m3) fn pseudo_random(len: usize, seed: u32) -> Vec<f32> {
         let mut state = seed.wrapping_mul(2_654_435_761).max(1);
         (0..len)
             .map(|_| {

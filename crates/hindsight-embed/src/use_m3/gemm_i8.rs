@@ -340,18 +340,7 @@ mod vnni {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pseudo_random(len: usize, seed: u32) -> Vec<f32> {
-        let mut state = seed.wrapping_mul(2_654_435_761).max(1);
-        (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 17;
-                state ^= state << 5;
-                (state % 2000) as f32 / 1000.0 - 1.0
-            })
-            .collect()
-    }
+    use crate::use_m3::gemm::tests::pseudo_random;
 
     fn kernels() -> Vec<Kernel> {
         let mut all = vec![Kernel::Portable];
