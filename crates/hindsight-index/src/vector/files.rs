@@ -231,10 +231,13 @@ fn write_vectors(st: &State, path: &Path) -> Result<(), IndexError> {
         w.write_all(&s.id.to_le_bytes()).map_err(io_err)?;
         w.write_all(&[u8::from(s.live)]).map_err(io_err)?;
     }
+    // Written while the bank's writes wait (see `BankIndex::dump`): one buffer for every slot.
     let mut buf = Vec::with_capacity(st.arena.dim * 4);
+    let mut widened = vec![0f32; st.arena.dim];
     for i in 0..st.slots.len() {
         buf.clear();
-        for x in st.arena.get(i) {
+        crate::half::decode_into(st.arena.halves(i), &mut widened);
+        for x in &widened {
             buf.extend_from_slice(&x.to_le_bytes());
         }
         w.write_all(&buf).map_err(io_err)?;
