@@ -333,3 +333,43 @@ fn searchers_share_the_bank_with_a_writer() {
     let loaded = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
     assert_eq!(loaded.len(), 751);
 }
+
+/// Every dump taken while a writer writes loads whole: its parts agree, its graph matches its
+/// vectors, and each memory it holds is found by its own vector.
+#[test]
+fn dumps_taken_while_a_writer_writes_load_whole() {
+    let dim = 16;
+    let (bank, first) = filled(600, dim);
+    let bank = Arc::new(bank);
+    let later = unit_vectors(27, 900, dim);
+    let writer = {
+        let bank = Arc::clone(&bank);
+        let later = later.clone();
+        thread::spawn(move || {
+            for (i, v) in later.iter().enumerate() {
+                bank.upsert(doc(1_000 + i, v)).unwrap();
+            }
+        })
+    };
+    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    for dir in &dirs {
+        bank.dump(dir.path()).unwrap();
+    }
+    writer.join().unwrap();
+    for dir in &dirs {
+        let loaded = BankIndex::load_with_config(dir.path(), MODEL, cfg(dim)).unwrap();
+        let n = loaded.len();
+        assert!((600..=1_500).contains(&n), "{n} memories");
+        // Writes land in order, so a dump holds the first 600 and a prefix of the rest.
+        let held = first.iter().enumerate().map(|(i, v)| (i as u128, v)).chain(
+            later[..n - 600]
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (1_000 + i as u128, v)),
+        );
+        for (id, v) in held {
+            let hits = loaded.vectors().search(v, 1, &|_| true).unwrap();
+            assert_eq!(hits.first().map(|h| h.0), Some(id), "{n} memories");
+        }
+    }
+}
