@@ -72,12 +72,7 @@ impl PackedMatrix {
         if m == 0 {
             return;
         }
-        assert!(
-            lda >= self.k && ldo >= self.n,
-            "leading dimension too small"
-        );
-        assert!(a.len() >= (m - 1) * lda + self.k, "input too short");
-        assert!(out.len() >= (m - 1) * ldo + self.n, "output too short");
+        assert_product_fits(self.k, self.n, a.len(), lda, m, out.len(), ldo);
         if self.k == 0 {
             if !accumulate {
                 for i in 0..m {
@@ -152,6 +147,22 @@ impl PackedMatrix {
             }
         }
     }
+}
+
+/// Panics unless `m ≥ 1` rows of `k` inputs at stride `lda` and of `n` outputs at stride `ldo`
+/// fit in slices of `a_len` and `out_len` values: the bounds every kernel here relies on.
+pub(super) fn assert_product_fits(
+    k: usize,
+    n: usize,
+    a_len: usize,
+    lda: usize,
+    m: usize,
+    out_len: usize,
+    ldo: usize,
+) {
+    assert!(lda >= k && ldo >= n, "leading dimension too small");
+    assert!(a_len >= (m - 1) * lda + k, "input too short");
+    assert!(out_len >= (m - 1) * ldo + n, "output too short");
 }
 
 /// Panels handled per kernel call for tiles of `rows` rows. Each row and

@@ -15,6 +15,8 @@
 //! batching. Against the single-precision layer the sentence vectors move by a cosine of
 //! about 1e-4 (the parity test bounds it).
 
+use super::gemm::assert_product_fits;
+
 /// Columns per weight panel: two 8-lane registers of 32-bit sums.
 const NR: usize = 16;
 /// Rows per kernel call: 6 rows x 2 registers = 12 accumulators, plus the two weight
@@ -135,12 +137,7 @@ impl QuantizedMatrix {
         if m == 0 {
             return;
         }
-        assert!(
-            lda >= self.k && ldo >= self.n,
-            "leading dimension too small"
-        );
-        assert!(a.len() >= (m - 1) * lda + self.k, "input too short");
-        assert!(out.len() >= (m - 1) * ldo + self.n, "output too short");
+        assert_product_fits(self.k, self.n, a.len(), lda, m, out.len(), ldo);
         let stride = self.groups * GROUP;
         rows.quantize(a, lda, m, self.k, stride);
         let panel_len = self.groups * NR * GROUP;
