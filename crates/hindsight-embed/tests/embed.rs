@@ -4,6 +4,8 @@
 #[path = "embed/common.rs"]
 mod common;
 
+#[path = "embed/centring.rs"]
+mod centring;
 #[path = "embed/openai.rs"]
 mod openai;
 #[path = "embed/parity.rs"]

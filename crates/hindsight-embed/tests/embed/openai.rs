@@ -79,6 +79,9 @@ fn config(base_url: String) -> OpenAiConfig {
         timeout_secs: 10,
         dim: None,
         batch_size: 2,
+        input_type: None,
+        query_input_type: None,
+        keep_alive: true,
     }
 }
 
@@ -120,6 +123,28 @@ fn embeds_in_order_normalises_and_batches() {
     );
     let r2 = requests.recv().unwrap();
     assert_eq!(r2.body["input"], serde_json::json!(["third"]));
+}
+
+#[test]
+fn texts_and_queries_carry_their_configured_input_types() {
+    let answer = r#"{"data":[{"index":0,"embedding":[1.0,0.0]}]}"#;
+    let (url, requests) = serve(vec![(200, answer.into()), (200, answer.into())]);
+    let embedder = OpenAiEmbedder::new(OpenAiConfig {
+        input_type: Some("passage".into()),
+        query_input_type: Some("query".into()),
+        ..config(url)
+    })
+    .unwrap();
+    embedder.embed(&["a note to keep"]).unwrap();
+    embedder.embed_queries(&["what did I note?"]).unwrap();
+    let stored = requests.recv().unwrap();
+    assert_eq!(
+        stored.body,
+        serde_json::json!({"model": "test-embed", "input": ["a note to keep"], "input_type": "passage"})
+    );
+    let asked = requests.recv().unwrap();
+    assert_eq!(asked.body["input_type"], "query");
+    assert_eq!(asked.body["input"], serde_json::json!(["what did I note?"]));
 }
 
 #[test]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use hindsight_embed::{
-    CachedEmbedder, EmbedError, Embedder, HashingEmbedder, OpenAiConfig, OpenAiEmbedder,
-    UseM3Embedder,
+    CachedEmbedder, CentredEmbedder, EmbedError, Embedder, HashingEmbedder, OpenAiConfig,
+    OpenAiEmbedder, UseM3Embedder,
 };
 
 use crate::config::{EmbeddingProvider, NodeConfig};
@@ -29,16 +29,25 @@ pub fn build(config: &NodeConfig) -> Result<SharedEmbedder, NodeError> {
             })?;
             Box::new(UseM3Embedder::load(&dir).map_err(|e| NodeError::Config(e.to_string()))?)
         }
-        EmbeddingProvider::Openai => Box::new(
-            OpenAiEmbedder::new(OpenAiConfig {
+        EmbeddingProvider::Openai => {
+            let key_env = section.openai_api_key_env.trim();
+            let remote = OpenAiEmbedder::new(OpenAiConfig {
                 base_url: section.openai_base_url.clone(),
                 model: section.openai_model.clone(),
-                api_key_env: Some(section.openai_api_key_env.clone()),
+                api_key_env: (!key_env.is_empty()).then(|| key_env.to_string()),
                 timeout_secs: section.openai_timeout_secs,
+                input_type: Some(section.openai_input_type.clone()),
+                query_input_type: Some(section.openai_query_input_type.clone()),
+                keep_alive: section.openai_keep_alive,
                 ..OpenAiConfig::default()
             })
-            .map_err(|e| NodeError::Config(e.to_string()))?,
-        ),
+            .map_err(|e| NodeError::Config(e.to_string()))?;
+            if section.openai_centre {
+                Box::new(CentredEmbedder::new(remote))
+            } else {
+                Box::new(remote)
+            }
+        }
         EmbeddingProvider::Hashing => {
             tracing::warn!(
                 "embedding.provider = hashing: recall quality is far below the default model"
@@ -86,6 +95,11 @@ impl Embedder for Counting {
         self.texts.fetch_add(texts.len() as u64, Ordering::Relaxed);
         self.inner.embed(texts)
     }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.texts.fetch_add(texts.len() as u64, Ordering::Relaxed);
+        self.inner.embed_queries(texts)
+    }
 }
 
 /// Embeds on a blocking thread: the forward pass is CPU-bound and must not stall the async runtime.
@@ -93,11 +107,31 @@ pub async fn embed(
     embedder: &SharedEmbedder,
     texts: Vec<String>,
 ) -> Result<Vec<Vec<f32>>, NodeError> {
+    embed_as(embedder, texts, false).await
+}
+
+/// Embeds search queries, which some models embed apart from the texts they are compared with.
+pub async fn embed_queries(
+    embedder: &SharedEmbedder,
+    texts: Vec<String>,
+) -> Result<Vec<Vec<f32>>, NodeError> {
+    embed_as(embedder, texts, true).await
+}
+
+async fn embed_as(
+    embedder: &SharedEmbedder,
+    texts: Vec<String>,
+    queries: bool,
+) -> Result<Vec<Vec<f32>>, NodeError> {
     let embedder = embedder.clone();
     let (count, started) = (texts.len(), Instant::now());
     let vectors = tokio::task::spawn_blocking(move || {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        embedder.embed(&refs)
+        if queries {
+            embedder.embed_queries(&refs)
+        } else {
+            embedder.embed(&refs)
+        }
     })
     .await
     .map_err(NodeError::internal)?

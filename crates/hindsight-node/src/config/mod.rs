@@ -234,9 +234,22 @@ pub struct EmbeddingSection {
     pub cache_entries: usize,
     pub openai_base_url: String,
     pub openai_model: String,
-    /// Name of the environment variable holding the API key (the key itself never goes in the file).
+    /// Name of the environment variable holding the API key (the key itself never goes in the file);
+    /// empty for a local server that takes no key.
     pub openai_api_key_env: String,
     pub openai_timeout_secs: u64,
+    /// Centre the server's vectors on the model's mean and put their cosines on the default
+    /// model's scale (`hindsight_embed::CentredEmbedder`), for models such as multilingual-e5
+    /// under which unrelated texts score about 0.8: the node's thresholds are cosines on the
+    /// default model's scale, where unrelated texts score about 0.1.
+    pub openai_centre: bool,
+    /// `input_type` sent with texts to store and with search queries, for servers whose model
+    /// embeds the two apart (multilingual-e5: "passage" and "query"); empty sends none.
+    pub openai_input_type: String,
+    pub openai_query_input_type: String,
+    /// Reuse connections to the server. Off for a local server that stalls answers on kept-alive
+    /// connections (Python's `http.server`: about 40 ms each).
+    pub openai_keep_alive: bool,
     pub hashing_dim: usize,
 }
 
@@ -398,6 +411,10 @@ impl Default for EmbeddingSection {
             openai_model: "text-embedding-3-small".into(),
             openai_api_key_env: "OPENAI_API_KEY".into(),
             openai_timeout_secs: 30,
+            openai_centre: false,
+            openai_input_type: String::new(),
+            openai_query_input_type: String::new(),
+            openai_keep_alive: true,
             hashing_dim: 256,
         }
     }

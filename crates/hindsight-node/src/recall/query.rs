@@ -96,7 +96,7 @@ impl QueryVectors {
         let user_voice = hindsight_text::in_user_voice(&asked);
         let mut texts = vec![query.text];
         texts.extend(user_voice);
-        let mut vectors = embedding::embed(&node.banks().context().embedder, texts)
+        let mut vectors = embedding::embed_queries(&node.banks().context().embedder, texts)
             .await?
             .into_iter();
         Ok(QueryVectors {

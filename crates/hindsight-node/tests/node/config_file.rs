@@ -178,3 +178,26 @@ fn one_key_documents(
         path.pop();
     }
 }
+
+#[test]
+fn the_e5_example_file_selects_a_centred_local_server() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/embedding-e5.toml");
+    let config = NodeConfig::load(Some(&file), Vec::new()).unwrap();
+    let embedding = &config.embedding;
+    assert_eq!(
+        embedding.provider,
+        hindsight_node::EmbeddingProvider::Openai
+    );
+    assert!(embedding.openai_centre);
+    assert_eq!(embedding.openai_api_key_env, "");
+    assert_eq!(
+        (
+            embedding.openai_input_type.as_str(),
+            embedding.openai_query_input_type.as_str()
+        ),
+        ("passage", "query")
+    );
+    assert!(!embedding.openai_keep_alive);
+    let rest = NodeConfig::default();
+    assert_eq!(config.node, rest.node, "only the embedding section is set");
+}
