@@ -118,7 +118,11 @@ impl OpenAiEmbedder {
         let agent = agent.build();
         Ok(OpenAiEmbedder {
             endpoint: endpoint(&config.base_url),
-            model_id: format!("openai:{}", config.model),
+            // Texts stored with another input_type lie in another space.
+            model_id: match config.input_type.as_deref().map(str::trim) {
+                Some(kind) if !kind.is_empty() => format!("openai:{}#{kind}", config.model),
+                _ => format!("openai:{}", config.model),
+            },
             model: config.model,
             api_key,
             batch_size: config.batch_size,

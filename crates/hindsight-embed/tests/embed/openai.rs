@@ -135,6 +135,7 @@ fn texts_and_queries_carry_their_configured_input_types() {
         ..config(url)
     })
     .unwrap();
+    assert_eq!(embedder.model_id(), "openai:test-embed#passage");
     embedder.embed(&["a note to keep"]).unwrap();
     embedder.embed_queries(&["what did I note?"]).unwrap();
     let stored = requests.recv().unwrap();
