@@ -14,7 +14,7 @@ use crate::entity::{EntityConfig, EntityIndex};
 use crate::heap::IndexMemory;
 use crate::persist;
 use crate::time::TimeIndex;
-use crate::vector::{SavedGraph, VectorConfig, VectorIndex};
+use crate::vector::{SavedGraph, VectorConfig, VectorDump, VectorIndex};
 use crate::IndexError;
 
 /// Version of the dump layout written by [`BankIndex::dump`].
@@ -95,6 +95,9 @@ pub struct BankIndex {
     write_gate: RwLock<()>,
     /// Dumps share the directory's scratch space and cleanup.
     dump_lock: Mutex<()>,
+    /// The vectors' part of the last dump and the directory it is in, from which a graph at rest
+    /// is read back.
+    last_dump: Mutex<Option<(PathBuf, VectorDump)>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -130,6 +133,7 @@ impl BankIndex {
             time: TimeIndex::new(),
             write_gate: RwLock::new(()),
             dump_lock: Mutex::new(()),
+            last_dump: Mutex::new(None),
         }
     }
 
@@ -288,8 +292,8 @@ impl BankIndex {
         let vector_dir = tmp.join(VECTOR_DIR);
         fs::create_dir_all(&vector_dir).map_err(|e| IndexError::io(&vector_dir, e))?;
         let written = self.write_parts(&tmp, &vector_dir);
-        let manifest = match written {
-            Ok(m) => m,
+        let (manifest, vector) = match written {
+            Ok(parts) => parts,
             Err(e) => {
                 let _ = fs::remove_dir_all(&tmp);
                 return Err(e);
@@ -310,10 +314,33 @@ impl BankIndex {
         fs::rename(&pointer_tmp, &pointer).map_err(|e| IndexError::io(&pointer, e))?;
         persist::sync_dir(dir)?;
         remove_stale_generations(dir, &generation);
+        *self.last_dump.lock() = Some((final_dir.join(VECTOR_DIR), vector));
         Ok(())
     }
 
-    fn write_parts(&self, tmp: &Path, vector_dir: &Path) -> Result<Manifest, IndexError> {
+    /// Lets go of hnsw_rs's graph when the last dump holds it whole and nothing changed since;
+    /// see `VectorIndex::rest_graph`. For a bank that is read and no longer written.
+    pub fn rest_graph(&self) -> bool {
+        let last = self.last_dump.lock();
+        match last.as_ref() {
+            Some((dir, dump)) => self.vectors.rest_graph(dir, dump),
+            None => false,
+        }
+    }
+
+    /// Whether every vector is linked into a graph that the last dump does not hold as it is:
+    /// a dump now would save the whole graph.
+    pub fn graph_newer_than_dump(&self) -> bool {
+        let last = self.last_dump.lock();
+        self.vectors
+            .graph_newer_than(last.as_ref().map(|(_, dump)| dump))
+    }
+
+    fn write_parts(
+        &self,
+        tmp: &Path,
+        vector_dir: &Path,
+    ) -> Result<(Manifest, VectorDump), IndexError> {
         // Waited for before the gate, so that writes go on while a graph is read back.
         self.vectors.wait_for_dumped_graph();
         let _gate = self.write_gate.write();
@@ -321,14 +348,15 @@ impl BankIndex {
         persist::write_file_unsynced(&tmp.join(BM25_FILE), &self.bm25.to_bytes()?)?;
         persist::write_file_unsynced(&tmp.join(ENTITY_FILE), &self.entities.to_bytes()?)?;
         persist::write_file_unsynced(&tmp.join(TIME_FILE), &self.time.to_bytes()?)?;
-        Ok(Manifest {
+        let manifest = Manifest {
             format: DUMP_FORMAT,
             meta: self.meta(),
-            graph_basename: vector.graph_basename,
+            graph_basename: vector.graph_basename.clone(),
             graph_points: vector.graph_points,
             graph_linked: Some(vector.graph_linked),
             graph_little_endian: cfg!(target_endian = "little"),
-        })
+        };
+        Ok((manifest, vector))
     }
 
     /// Loads the dump in `dir` with default settings; see [`Self::load_with_config`].
@@ -391,6 +419,7 @@ impl BankIndex {
             time,
             write_gate: RwLock::new(()),
             dump_lock: Mutex::new(()),
+            last_dump: Mutex::new(None),
         })
     }
 

@@ -38,6 +38,7 @@ pub(crate) struct SavedGraph<'a> {
 }
 
 /// What a dump wrote, recorded in the bank manifest.
+#[derive(Clone, Debug)]
 pub(crate) struct VectorDump {
     pub(crate) graph_basename: Option<String>,
     /// Nodes in the saved graph; not every slot has one (a slot replaced
@@ -45,6 +46,9 @@ pub(crate) struct VectorDump {
     pub(crate) graph_points: usize,
     /// Slots the saved graph had linked; the linker goes on from there after a load.
     pub(crate) graph_linked: usize,
+    /// Slots when the dump was taken: the saved graph stands for the index only while it has no
+    /// more.
+    pub(crate) slots: usize,
 }
 
 impl VectorDump {
@@ -99,7 +103,58 @@ impl VectorIndex {
             },
             graph_basename,
             graph_points,
+            slots: st.slots.len(),
         })
+    }
+
+    /// Lets go of hnsw_rs's graph when `dump`, written into `vector_dir`, holds it whole and the
+    /// index has not changed since: searches go on through the flat copy of its links (and scan
+    /// the slots linked after that copy, as they did), and the graph is read back from the dump at
+    /// the next write or removal, as after a load. hnsw_rs
+    /// keeps a copy of each point and its links, about 2.3 KiB per vector, which a bank that is
+    /// only read does not need. Returns whether it let go.
+    pub(crate) fn rest_graph(&self, vector_dir: &Path, dump: &VectorDump) -> bool {
+        let Some(basename) = &dump.graph_basename else {
+            return false;
+        };
+        // The status lock keeps the background from starting meanwhile; while it runs, the graph
+        // is in use, and the next call tries again.
+        let status = self.shared.status.lock();
+        if status.scheduled {
+            return false;
+        }
+        let mut st = self.shared.state.write();
+        let whole = st.pending.is_none()
+            && st.slots.len() == dump.slots
+            && st.linked == st.slots.len()
+            && dump.graph_linked == st.linked
+            && st
+                .graph
+                .as_ref()
+                .is_some_and(|g| g.hnsw.get_nb_point() == dump.graph_points);
+        if !whole {
+            return false;
+        }
+        st.pending = Some(Arc::new(PendingGraph {
+            dir: vector_dir.to_path_buf(),
+            basename: basename.clone(),
+            points: dump.graph_points,
+            linked: st.linked,
+        }));
+        st.graph = None;
+        true
+    }
+
+    /// Whether every vector is linked into a graph that `dump` does not hold as it is now.
+    pub(crate) fn graph_newer_than(&self, dump: Option<&VectorDump>) -> bool {
+        let st = self.shared.state.read();
+        let whole = st.graph.is_some() && st.linked == st.slots.len();
+        whole
+            && dump.is_none_or(|d| {
+                d.graph_basename.is_none()
+                    || d.slots != st.slots.len()
+                    || d.graph_linked != st.linked
+            })
     }
 
     /// Reads a dump written by [`Self::dump_into`]. hnsw_rs's graph is read

@@ -26,7 +26,7 @@ use crate::heap::{hash_map_bytes, vec_bytes, IndexMemory};
 use crate::IndexError;
 
 pub(crate) use arena::first_chunk_grows;
-pub(crate) use files::SavedGraph;
+pub(crate) use files::{SavedGraph, VectorDump};
 
 use graph::Graph;
 use rebuild::build;

@@ -561,3 +561,53 @@ fn a_graph_saved_over_floats_by_an_earlier_build_is_rebuilt_over_codes() {
     let r = recall(&loaded, &vectors(19, 40, dim), &|_| true);
     assert!(r >= 0.95, "recall@10 after the rebuild = {r}");
 }
+
+#[test]
+fn a_graph_at_rest_answers_as_before_and_comes_back_at_the_next_write() {
+    let dim = 16;
+    let (original, dir, dump) = dumped_graph(dim, 2_000);
+    let points = dump.graph_points;
+    let queries = vectors(31, 25, dim);
+    let before: Vec<_> = queries
+        .iter()
+        .map(|q| original.search(q, 10, &|_| true).unwrap())
+        .collect();
+    assert!(original.memory().graph > 0);
+
+    assert!(original.rest_graph(dir.path(), &dump));
+    assert_eq!(original.memory().graph, 0, "hnsw_rs's graph left memory");
+    assert!(!original.graph_newer_than(Some(&dump)));
+    for (q, expected) in queries.iter().zip(&before) {
+        assert_eq!(&original.search(q, 10, &|_| true).unwrap(), expected);
+    }
+    assert!(!original.rest_graph(dir.path(), &dump), "already at rest");
+
+    // A write reads the graph back from the dump and is linked into it.
+    let late = vectors(32, 5, dim);
+    insert_all(&original, 90_000, &late);
+    original.wait_for_rebuild();
+    {
+        let st = original.shared.state.read();
+        assert!(st.pending.is_none());
+        assert_eq!(
+            st.graph.as_ref().map(|g| g.hnsw.get_nb_point()),
+            Some(points + late.len())
+        );
+    }
+    for (i, v) in late.iter().enumerate() {
+        let hits = original.search(v, 1, &|_| true).unwrap();
+        assert_eq!(hits[0].0, 90_000 + i as u128);
+    }
+    // The index changed since that dump: it neither rests on it nor counts as dumped.
+    assert!(!original.rest_graph(dir.path(), &dump));
+    assert!(original.graph_newer_than(Some(&dump)));
+}
+
+#[test]
+fn a_graph_changed_since_its_dump_does_not_rest() {
+    let dim = 16;
+    let (original, dir, dump) = dumped_graph(dim, 1_000);
+    original.insert(77_777, &vectors(33, 1, dim)[0]).unwrap();
+    assert!(!original.rest_graph(dir.path(), &dump));
+    assert!(original.memory().graph > 0);
+}

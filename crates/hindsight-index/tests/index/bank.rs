@@ -373,3 +373,40 @@ fn dumps_taken_while_a_writer_writes_load_whole() {
         }
     }
 }
+
+#[test]
+fn a_bank_read_only_lets_its_graph_rest_on_the_dump_and_a_write_brings_it_back() {
+    let dim = 16;
+    let (bank, vecs) = filled(1_500, dim);
+    assert!(!bank.rest_graph(), "nothing dumped yet to rest on");
+    assert!(bank.graph_newer_than_dump(), "a whole graph no dump holds");
+    let dir = tempfile::tempdir().unwrap();
+    bank.dump(dir.path()).unwrap();
+    assert!(!bank.graph_newer_than_dump());
+    let graph_heap = bank.memory().graph;
+    assert!(graph_heap > 0);
+
+    assert!(bank.rest_graph());
+    assert_eq!(bank.memory().graph, 0, "hnsw_rs's graph left memory");
+    for i in (0..1_500).step_by(37) {
+        assert_eq!(
+            bank.vectors().search(&vecs[i], 1, &|_| true).unwrap()[0].0,
+            i as u128
+        );
+    }
+
+    // A write reads the graph back from the dump and links the new vector into it.
+    bank.upsert(doc(9_000, &vecs[3])).unwrap();
+    bank.vectors().wait_for_rebuild();
+    assert!(bank.memory().graph > 0);
+    assert_eq!(bank.vectors().stats().graph_points, Some(1_501));
+    assert!(bank.graph_newer_than_dump(), "the new link is in no dump");
+    assert!(!bank.rest_graph());
+
+    // A newer dump in the same directory holds it, and the graph rests on that one.
+    bank.dump(dir.path()).unwrap();
+    assert!(bank.rest_graph());
+    bank.upsert(doc(9_001, &vecs[4])).unwrap();
+    bank.vectors().wait_for_rebuild();
+    assert_eq!(bank.vectors().stats().graph_points, Some(1_502));
+}

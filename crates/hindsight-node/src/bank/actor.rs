@@ -35,6 +35,9 @@ pub struct BankState {
     dirty: bool,
     /// The index's count of graphs built when it was last dumped.
     graphs_dumped: u64,
+    /// When the bank last applied a write (or loaded): its vector graph rests after
+    /// `BankContext::graph_rest_after` without one.
+    last_write: Instant,
 }
 
 impl Actor for BankActor {
@@ -54,6 +57,7 @@ impl Actor for BankActor {
             // The dump it was loaded from holds none of the graphs the index builds from now on,
             // including one built while loading.
             graphs_dumped: 0,
+            last_write: Instant::now(),
         })
     }
 
@@ -68,15 +72,29 @@ impl Actor for BankActor {
                 apply_effects(&self.context, &state.view, effects).await?;
                 state.view.mark_indexed(log_index);
                 state.dirty = true;
+                state.last_write = Instant::now();
             }
             BankMsg::Dump(reply) => {
                 // A graph built since the last dump is worth keeping even with no write since:
                 // without it the next start builds it again.
-                let graphs = state.view.index.vectors().graphs_built();
-                if state.dirty || graphs != state.graphs_dumped {
+                let index = &state.view.index;
+                let graphs = index.vectors().graphs_built();
+                // A graph the linker finished after the last dump is saved whole too: a graph
+                // rests only when a dump holds it as it is.
+                if state.dirty || graphs != state.graphs_dumped || index.graph_newer_than_dump() {
                     dump(&self.context, &state.view).await;
                     state.dirty = false;
                     state.graphs_dumped = graphs;
+                } else if self
+                    .context
+                    .graph_rest_after
+                    .is_some_and(|after| state.last_write.elapsed() >= after)
+                    && index.rest_graph()
+                {
+                    tracing::info!(
+                        bank = %state.view.name,
+                        "vector graph at rest: searched through its dumped links, read back at the next write"
+                    );
                 }
                 if let Some(reply) = reply {
                     let _ = reply.send(());

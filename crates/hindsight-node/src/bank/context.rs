@@ -20,6 +20,9 @@ pub struct BankContext {
     pub embedded_texts: Arc<AtomicU64>,
     pub registry: Arc<BankRegistry>,
     pub index_root: PathBuf,
+    /// A bank this long without a write lets its vector graph rest (`index.graph_rest_after_secs`);
+    /// `None` never.
+    pub graph_rest_after: Option<std::time::Duration>,
 }
 
 impl BankContext {

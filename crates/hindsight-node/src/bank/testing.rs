@@ -65,6 +65,7 @@ impl SmallRuntime {
             embedded_texts: Arc::new(AtomicU64::new(0)),
             registry,
             index_root: dir.path().join("index"),
+            graph_rest_after: None,
         });
         let (supervisor, _) = Actor::spawn(
             None,

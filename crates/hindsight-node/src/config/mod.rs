@@ -368,6 +368,11 @@ pub struct IndexSection {
     /// banks are unloaded first, until the loaded banks' heap fits in what the rest of the process
     /// (model, caches) leaves of it. 0: a quarter of the machine's memory.
     pub memory_budget_mb: u64,
+    /// Seconds a bank may go without a write before hnsw_rs's copy of its vector graph (about
+    /// 2.3 KiB per memory) leaves memory, once a dump holds the graph whole: searches go on
+    /// through the dumped links, and the next write reads the graph back (seconds for a large
+    /// bank). 0 keeps it.
+    pub graph_rest_after_secs: u64,
 }
 
 impl IndexSection {
@@ -471,6 +476,7 @@ impl Default for IndexSection {
         IndexSection {
             dump_interval_secs: 60,
             unload_idle_secs: 900,
+            graph_rest_after_secs: 300,
             memory_budget_mb: 0,
         }
     }

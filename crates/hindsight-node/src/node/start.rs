@@ -155,6 +155,10 @@ impl Node {
             embedded_texts,
             registry,
             index_root: data_dir.join("index"),
+            graph_rest_after: match config.index.graph_rest_after_secs {
+                0 => None,
+                secs => Some(Duration::from_secs(secs)),
+            },
         });
         let (supervisor, _) = Actor::spawn(
             None,
