@@ -252,24 +252,40 @@ mod tests {
     use crate::HashingEmbedder;
 
     /// A model whose vectors share one large component, as multilingual-e5's do: the hashing
-    /// embedder's vector mixed with a fixed direction so that unrelated texts score about 0.8.
-    struct Anisotropic(HashingEmbedder);
+    /// embedder's vector mixed with a fixed direction, so that unrelated texts score about 0.8.
+    /// Optionally queries are pushed along a second shared direction, as a query prefix does,
+    /// and Chinese texts along a third, as a multilingual model places each language in a
+    /// region of its own.
+    struct Skewed {
+        hashing: HashingEmbedder,
+        query_push: f32,
+        han_push: f32,
+    }
 
-    impl Embedder for Anisotropic {
-        fn model_id(&self) -> &str {
-            "anisotropic"
+    impl Skewed {
+        fn new() -> Self {
+            Skewed {
+                hashing: HashingEmbedder::new(256),
+                query_push: 0.0,
+                han_push: 0.0,
+            }
         }
-        fn dim(&self) -> usize {
-            self.0.dim()
-        }
-        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+
+        fn skew(&self, texts: &[&str], query: bool) -> Result<Vec<Vec<f32>>, EmbedError> {
             Ok(self
-                .0
+                .hashing
                 .embed(texts)?
                 .into_iter()
-                .map(|mut v| {
+                .zip(texts)
+                .map(|(mut v, text)| {
                     v.iter_mut().for_each(|x| *x *= 0.45);
                     v[0] += 0.9;
+                    if query {
+                        v[1] += self.query_push;
+                    }
+                    if han_share(text) > 0.5 {
+                        v[2] += self.han_push;
+                    }
                     l2_normalize(&mut v);
                     v
                 })
@@ -277,37 +293,27 @@ mod tests {
         }
     }
 
-    /// Like [`Anisotropic`], with queries pushed along a second shared direction, as a query
-    /// prefix does.
-    struct WithQueryPrefix(Anisotropic);
-
-    impl Embedder for WithQueryPrefix {
+    impl Embedder for Skewed {
         fn model_id(&self) -> &str {
-            "with-query-prefix"
+            "skewed"
         }
         fn dim(&self) -> usize {
-            self.0.dim()
+            self.hashing.dim()
         }
         fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-            self.0.embed(texts)
+            self.skew(texts, false)
         }
         fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-            Ok(self
-                .0
-                .embed(texts)?
-                .into_iter()
-                .map(|mut v| {
-                    v[1] += 0.5;
-                    l2_normalize(&mut v);
-                    v
-                })
-                .collect())
+            self.skew(texts, true)
         }
     }
 
     #[test]
     fn queries_are_centred_on_their_own_mean() {
-        let centred = CentredEmbedder::new(WithQueryPrefix(Anisotropic(HashingEmbedder::new(256))));
+        let centred = CentredEmbedder::new(Skewed {
+            query_push: 0.5,
+            ..Skewed::new()
+        });
         let texts = centred.embed(&UNRELATED).unwrap();
         let queries = centred.embed_queries(&UNRELATED).unwrap();
         for (i, q) in queries.iter().enumerate() {
@@ -325,37 +331,12 @@ mod tests {
         }
     }
 
-    /// Like [`Anisotropic`], with Chinese texts pushed along a second shared direction, as a
-    /// multilingual model places each language in a region of its own.
-    struct ScriptRegions(Anisotropic);
-
-    impl Embedder for ScriptRegions {
-        fn model_id(&self) -> &str {
-            "script-regions"
-        }
-        fn dim(&self) -> usize {
-            self.0.dim()
-        }
-        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-            Ok(self
-                .0
-                .embed(texts)?
-                .into_iter()
-                .zip(texts)
-                .map(|(mut v, text)| {
-                    if han_share(text) > 0.5 {
-                        v[2] += 0.6;
-                        l2_normalize(&mut v);
-                    }
-                    v
-                })
-                .collect())
-        }
-    }
-
     #[test]
     fn each_script_is_centred_on_its_own_mean() {
-        let centred = CentredEmbedder::new(ScriptRegions(Anisotropic(HashingEmbedder::new(256))));
+        let centred = CentredEmbedder::new(Skewed {
+            han_push: 0.6,
+            ..Skewed::new()
+        });
         let chinese = centred
             .embed(&[
                 "周末带孩子去动物园",
@@ -395,14 +376,14 @@ mod tests {
 
     #[test]
     fn unrelated_texts_move_from_the_models_baseline_to_the_reference() {
-        let raw = Anisotropic(HashingEmbedder::new(256));
+        let raw = Skewed::new();
         let before = raw.embed(&UNRELATED).unwrap();
         assert!(
             cosine(&before[0], &before[1]) > 0.6,
             "the fake model is anisotropic"
         );
 
-        let centred = CentredEmbedder::new(Anisotropic(HashingEmbedder::new(256)));
+        let centred = CentredEmbedder::new(Skewed::new());
         assert!(centred.centre().unwrap().baseline() > 0.6);
         let after = centred.embed(&UNRELATED).unwrap();
         for (i, a) in after.iter().enumerate() {
@@ -420,7 +401,7 @@ mod tests {
 
     #[test]
     fn centring_keeps_the_models_order_of_similarity() {
-        let centred = CentredEmbedder::new(Anisotropic(HashingEmbedder::new(256)));
+        let centred = CentredEmbedder::new(Skewed::new());
         let v = centred
             .embed(&[
                 "walk the dog before breakfast",
