@@ -116,18 +116,20 @@ impl OpenAiEmbedder {
             agent = agent.max_idle_connections(0);
         }
         let agent = agent.build();
+        let given = |kind: Option<String>| kind.filter(|t| !t.trim().is_empty());
+        let input_type = given(config.input_type);
         Ok(OpenAiEmbedder {
             endpoint: endpoint(&config.base_url),
             // Texts stored with another input_type lie in another space.
-            model_id: match config.input_type.as_deref().map(str::trim) {
-                Some(kind) if !kind.is_empty() => format!("openai:{}#{kind}", config.model),
-                _ => format!("openai:{}", config.model),
+            model_id: match &input_type {
+                Some(kind) => format!("openai:{}#{kind}", config.model),
+                None => format!("openai:{}", config.model),
             },
             model: config.model,
             api_key,
             batch_size: config.batch_size,
-            input_type: config.input_type.filter(|t| !t.trim().is_empty()),
-            query_input_type: config.query_input_type.filter(|t| !t.trim().is_empty()),
+            input_type,
+            query_input_type: given(config.query_input_type),
             dim: AtomicUsize::new(config.dim.unwrap_or(0)),
             agent,
         })
