@@ -137,6 +137,19 @@ pub enum Command {
         at: Timestamp,
         reason: String,
     },
+    /// Part of a review cycle's changes to memories and purges, proposed before the cycle's
+    /// [`Command::Review`], which carries the rest with its conflicts, rules, report and watermark.
+    /// Entries apply one after another, so a cycle of a thousand changes in one entry held up the
+    /// writes behind it for as long as it took; in parts, writes go in between. It moves no
+    /// watermark and counts no cycle: a cycle cut short after some parts is planned again from
+    /// the same watermark, and changes already made are then no change.
+    ReviewPart {
+        bank: BankName,
+        changes: Vec<MemoryChange>,
+        purged: Vec<MemoryId>,
+        /// When the cycle started: the changed records' `updated_at`, as in the closing command.
+        at: Timestamp,
+    },
 }
 
 /// The vectors of a write's items, carried in its log entry.
@@ -242,6 +255,11 @@ pub enum CommandOutcome {
     },
     Quarantined {
         id: MemoryId,
+    },
+    /// The memories a [`Command::ReviewPart`] changed and purged.
+    ReviewPartApplied {
+        changed: Vec<MemoryId>,
+        purged: Vec<MemoryId>,
     },
 }
 

@@ -2,7 +2,7 @@ use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use hindsight_core::apply::apply;
 use openraft::storage::RaftStateMachine;
@@ -170,6 +170,7 @@ impl StateMachineStore {
     }
 
     fn apply_entry(&mut self, tree: &Tree, entry: Entry) -> Result<CommandResponse, StoreError> {
+        let started = Instant::now();
         let log_id = entry.log_id;
         let mut effects = Vec::new();
         let mut overlay = Overlay::new(tree);
@@ -205,6 +206,8 @@ impl StateMachineStore {
         {
             tracing::error!(index = log_id.index, "apply listener panicked");
         }
+        metrics::histogram!("hindsight_store_apply_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
         Ok(CommandResponse { outcome })
     }
 

@@ -189,6 +189,12 @@ impl<S: StateMut> Ctx<'_, S> {
                     purged,
                 },
             ),
+            Command::ReviewPart {
+                bank,
+                changes,
+                purged,
+                at,
+            } => self.review_part(bank, changes, purged, *at),
             Command::ResolveConflict {
                 bank,
                 id,

@@ -33,22 +33,7 @@ impl<S: StateMut> Ctx<'_, S> {
                 made.push(derived.memory.id);
             }
         }
-        let mut applied = vec![];
-        for change in changes {
-            if self.change_memory(bank, change, report.started_at) {
-                applied.push(change.id);
-            }
-        }
-        let mut removed = vec![];
-        for id in purged {
-            if let Some(memory) = self.state.memory(*id) {
-                // Only what is still archived goes; a record restored meanwhile stays.
-                if &memory.bank == bank && memory.status == Status::Archived {
-                    self.remove(&memory);
-                    removed.push(*id);
-                }
-            }
-        }
+        let (applied, removed) = self.change_and_purge(bank, changes, purged, report.started_at);
         let mut opened = vec![];
         for conflict in conflicts {
             let mut conflict = conflict.clone();
@@ -72,6 +57,49 @@ impl<S: StateMut> Ctx<'_, S> {
             created: made,
             purged: removed,
         }
+    }
+
+    /// A part of a cycle's changes and purges, ahead of the cycle's closing command.
+    pub(super) fn review_part(
+        &mut self,
+        bank: &BankName,
+        changes: &[MemoryChange],
+        purged: &[MemoryId],
+        at: Timestamp,
+    ) -> CommandOutcome {
+        if self.state.bank(bank).is_none() {
+            return rejected(format!("bank {bank} does not exist"), true);
+        }
+        let (changed, purged) = self.change_and_purge(bank, changes, purged, at);
+        CommandOutcome::ReviewPartApplied { changed, purged }
+    }
+
+    /// Applies `changes` and deletes the `purged` records that are still archived; returns the
+    /// ids of the memories changed and of those deleted.
+    fn change_and_purge(
+        &mut self,
+        bank: &BankName,
+        changes: &[MemoryChange],
+        purged: &[MemoryId],
+        at: Timestamp,
+    ) -> (Vec<MemoryId>, Vec<MemoryId>) {
+        let mut applied = vec![];
+        for change in changes {
+            if self.change_memory(bank, change, at) {
+                applied.push(change.id);
+            }
+        }
+        let mut removed = vec![];
+        for id in purged {
+            if let Some(memory) = self.state.memory(*id) {
+                // Only what is still archived goes; a record restored meanwhile stays.
+                if &memory.bank == bank && memory.status == Status::Archived {
+                    self.remove(&memory);
+                    removed.push(*id);
+                }
+            }
+        }
+        (applied, removed)
     }
 
     /// Stores a rule a review distilled; false when its id is taken or it names another bank.
@@ -419,6 +447,62 @@ mod tests {
         assert!(!state.memories.contains_key(&MemoryId(1)));
         assert!(state.memories.contains_key(&MemoryId(2)));
         assert!(state.memories.contains_key(&MemoryId(3)));
+    }
+
+    #[test]
+    fn a_review_part_changes_and_purges_but_moves_no_watermark_and_counts_no_cycle() {
+        let mut state = with_bank();
+        episodes(&mut state, &[1, 2, 3]);
+        let mut archive = change(3, ChangeReason::Archived);
+        archive.status = Some(Status::Archived);
+        run(&mut state, review(vec![archive], vec![]));
+        let before = state.reviews[&"test/bank".parse::<BankName>().unwrap()].clone();
+        let mut lower = change(1, ChangeReason::Decayed);
+        lower.confidence = Some(0.4);
+        let part = Command::ReviewPart {
+            bank: "test/bank".parse().unwrap(),
+            changes: vec![lower.clone(), change(2, ChangeReason::Decayed)],
+            purged: vec![MemoryId(3), MemoryId(2)],
+            at: Timestamp(9_000_000),
+        };
+        let outcome = run(&mut state, part.clone());
+        assert_eq!(
+            outcome,
+            CommandOutcome::ReviewPartApplied {
+                changed: vec![MemoryId(1)],
+                purged: vec![MemoryId(3)],
+            },
+            "a change that changes nothing and a purge of an active record are no-ops"
+        );
+        assert_eq!(state.memories[&MemoryId(1)].confidence, 0.4);
+        assert_eq!(
+            state.memories[&MemoryId(1)].updated_at,
+            Timestamp(9_000_000)
+        );
+        assert!(!state.memories.contains_key(&MemoryId(3)));
+        assert_eq!(
+            state.reviews[&"test/bank".parse::<BankName>().unwrap()],
+            before
+        );
+        let again = run(&mut state, part);
+        assert_eq!(
+            again,
+            CommandOutcome::ReviewPartApplied {
+                changed: vec![],
+                purged: vec![],
+            },
+            "a part applied twice (a cycle planned again after it was cut short) changes nothing"
+        );
+        let gone = run(
+            &mut state,
+            Command::ReviewPart {
+                bank: "test/nowhere".parse().unwrap(),
+                changes: vec![lower],
+                purged: vec![],
+                at: Timestamp(9_000_000),
+            },
+        );
+        assert!(matches!(gone, CommandOutcome::Rejected { .. }), "{gone:?}");
     }
 
     #[test]

@@ -40,6 +40,12 @@ pub fn describe_metrics() {
          a snapshot. The disk's latency as the store of record sees it."
     );
     histogram!(
+        "hindsight_store_apply_duration_seconds",
+        "One log entry applied to the state machine: its commands against the state, the sled \
+         batch that stores the result, and the hand-off of its effects to the banks. Entries \
+         apply one after another, so a long one holds up every write behind it."
+    );
+    histogram!(
         "hindsight_store_batch_wait_seconds",
         "Time a sled batch (a log append, an entry's apply) waited for flushes in progress, which \
          sled's process-wide lock makes batches wait for."
