@@ -29,6 +29,7 @@ mod retrieval_log;
 mod seal;
 mod sled_gate;
 mod snapshot_builder;
+mod snapshot_capture;
 mod snapshot_format;
 mod snapshot_store;
 mod state_machine;

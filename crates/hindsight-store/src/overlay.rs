@@ -50,6 +50,11 @@ impl<'a> Overlay<'a> {
         Ok(batch)
     }
 
+    /// The keys the staged writes change.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &[u8]> {
+        self.writes.keys().map(Vec::as_slice)
+    }
+
     #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.writes.is_empty()

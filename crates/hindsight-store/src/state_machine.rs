@@ -22,9 +22,10 @@ use crate::overlay::Overlay;
 use crate::reader::{SharedState, StateReader};
 use crate::release::ReleaseToken;
 use crate::response::CommandResponse;
-use crate::snapshot_builder::StateSnapshotBuilder;
+use crate::snapshot_builder::{Pending, StateSnapshotBuilder};
+use crate::snapshot_capture::Capture;
 use crate::snapshot_format;
-use crate::snapshot_store::{blocking, Built, Meta, SnapshotStore};
+use crate::snapshot_store::{blocking, Meta, SnapshotStore};
 use crate::type_config::TypeConfig;
 
 type Entry = openraft::Entry<TypeConfig>;
@@ -52,6 +53,8 @@ pub struct StateMachineStore {
     release: Option<ReleaseToken>,
     /// Where the database found corrupt at open was moved; this one then started empty.
     moved_aside: Option<PathBuf>,
+    /// The snapshot being read while applies go on, which each apply tells what it changes.
+    capture: Option<Arc<Capture>>,
 }
 
 impl StateMachineStore {
@@ -111,6 +114,7 @@ impl StateMachineStore {
             listener,
             release: None,
             moved_aside: None,
+            capture: None,
         })
     }
 
@@ -144,7 +148,10 @@ impl StateMachineStore {
 
     /// Builds and stores a snapshot of the state as it is, so that the log may start after it.
     pub(crate) async fn snapshot_now(&mut self) -> Result<(), StoreError> {
-        let (meta, built) = self.capture().await?;
+        let pending = self.start_capture().await;
+        let (meta, built) = StateSnapshotBuilder::new(pending, self.snapshots.clone())
+            .build()
+            .await?;
         let bytes = built.len();
         self.snapshots.save(&meta, built).await?;
         tracing::info!(snapshot = %meta, bytes, "built snapshot");
@@ -185,6 +192,15 @@ impl StateMachineStore {
                 None
             }
         };
+        if let Some(capture) = self.capture.clone() {
+            if capture.is_finished() {
+                self.capture = None;
+            } else {
+                let meta = [keys::LAST_APPLIED, keys::MEMBERSHIP];
+                let meta = &meta[..1 + usize::from(membership.is_some())];
+                capture.before_write(tree, overlay.keys().chain(meta.iter().copied()))?;
+            }
+        }
         let mut batch = overlay.into_batch()?;
         batch.insert(keys::LAST_APPLIED, encode("last applied", &log_id)?);
         if let Some(m) = &membership {
@@ -211,25 +227,21 @@ impl StateMachineStore {
         Ok(CommandResponse { outcome })
     }
 
-    /// Writes the state as it is to a new snapshot data file. Runs between applies (see
-    /// `StateSnapshotBuilder`), so the state cannot change while it is read.
-    async fn capture(&self) -> Result<(Meta, Built), StoreError> {
+    /// Starts a snapshot of the state as it is: flushed first, then read by the builder while
+    /// applies go on (see `snapshot_capture`). Runs between applies.
+    async fn start_capture(&mut self) -> Pending {
         // Durable before the snapshot exists: openraft purges the log behind a snapshot, and
         // re-applying after a crash needs either the state on disk or the log.
-        crate::sled_gate::flush(&self.db)
-            .await
-            .map_err(|e| StoreError::storage("flushing state before a snapshot", e))?;
-        let tree = self.shared.tree().clone();
-        let path = self.snapshots.building_path();
-        let written = blocking(|| {
-            snapshot_format::write_file(
-                self.group,
-                tree.iter()
-                    .map(|r| r.map_err(|e| StoreError::storage("reading state for a snapshot", e))),
-                &path,
-            )
-        });
-        let built = Built::written(path, written?);
+        if let Err(e) = crate::sled_gate::flush(&self.db).await {
+            return Pending::Failed(StoreError::storage("flushing state before a snapshot", e));
+        }
+        if let Some(earlier) = self.capture.take() {
+            // openraft builds one snapshot at a time; an earlier capture still reading would
+            // miss the before-images of the applies from here on.
+            earlier.finished().await;
+        }
+        let capture = Arc::new(Capture::default());
+        self.capture = Some(capture.clone());
         let millis = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
@@ -237,12 +249,17 @@ impl StateMachineStore {
             || "none".to_string(),
             |l| format!("{}-{}", l.leader_id.term, l.index),
         );
-        let meta = Meta {
-            last_log_id: self.last_applied,
-            last_membership: self.membership.clone(),
-            snapshot_id: format!("g{}-{at}-{millis}", self.group),
-        };
-        Ok((meta, built))
+        Pending::Capture {
+            group: self.group,
+            meta: Meta {
+                last_log_id: self.last_applied,
+                last_membership: self.membership.clone(),
+                snapshot_id: format!("g{}-{at}-{millis}", self.group),
+            },
+            tree: self.shared.tree().clone(),
+            capture,
+            path: self.snapshots.building_path(),
+        }
     }
 
     /// Keeps a copy of the received snapshot, loads the state from the copy, and makes it the
@@ -263,6 +280,10 @@ impl StateMachineStore {
     /// Replaces the state with the snapshot's: loaded into the next generation, flushed, then
     /// switched to in one flushed key (see the type's comment).
     async fn replace_state(&mut self, meta: &Meta, data: File) -> Result<(), StoreError> {
+        if let Some(capture) = self.capture.take() {
+            // The tree being read is about to be dropped.
+            capture.finished().await;
+        }
         let next = self.generation + 1;
         let name = keys::state_tree(self.group, next);
         let storage = |what: &'static str| move |e| StoreError::storage(what, e);
@@ -392,8 +413,8 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
-        let captured = self.capture().await;
-        StateSnapshotBuilder::new(captured, self.snapshots.clone())
+        let pending = self.start_capture().await;
+        StateSnapshotBuilder::new(pending, self.snapshots.clone())
     }
 
     async fn begin_receiving_snapshot(
@@ -438,7 +459,7 @@ impl RaftStateMachine<TypeConfig> for StateMachineStore {
 #[cfg(test)]
 mod tests {
     use hindsight_core::{BankConfig, Command, Timestamp};
-    use openraft::CommittedLeaderId;
+    use openraft::{CommittedLeaderId, RaftSnapshotBuilder};
 
     use super::*;
     use crate::listener::NoopListener;
@@ -491,6 +512,72 @@ mod tests {
             .tree_names()
             .iter()
             .any(|n| n == stale_name.as_bytes()));
+    }
+
+    fn delete_bank(index: u64, name: &str) -> Entry {
+        Entry {
+            log_id: LogId::new(CommittedLeaderId::new(1, 1), index),
+            payload: EntryPayload::Normal(Arc::new(Command::DeleteBank {
+                name: name.parse().unwrap(),
+            })),
+        }
+    }
+
+    fn bank_names(sm: &StateMachineStore) -> Vec<String> {
+        let mut names: Vec<String> = sm
+            .reader()
+            .banks()
+            .unwrap()
+            .into_iter()
+            .map(|b| b.name.to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_holds_the_state_it_was_asked_at_while_later_entries_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sm =
+            StateMachineStore::open(&dir.path().join("a"), 0, 1 << 20, Arc::new(NoopListener))
+                .unwrap();
+        sm.apply([
+            create_bank(1, "a"),
+            create_bank(2, "b"),
+            create_bank(3, "c"),
+        ])
+        .await
+        .unwrap();
+        let mut builder = sm.get_snapshot_builder().await;
+        // Applied before the builder reads anything: a deletion, a new key ahead of every other,
+        // a key deleted and created again.
+        sm.apply([
+            delete_bank(4, "b"),
+            create_bank(5, "zz"),
+            delete_bank(6, "c"),
+            create_bank(7, "c"),
+        ])
+        .await
+        .unwrap();
+        let snapshot = builder.build_snapshot().await.unwrap();
+        assert_eq!(snapshot.meta.last_log_id.map(|l| l.index), Some(3));
+        assert_eq!(bank_names(&sm), ["a", "c", "zz"]);
+
+        let mut other =
+            StateMachineStore::open(&dir.path().join("b"), 0, 1 << 20, Arc::new(NoopListener))
+                .unwrap();
+        other
+            .install_snapshot(&snapshot.meta, snapshot.snapshot)
+            .await
+            .unwrap();
+        assert_eq!(bank_names(&other), ["a", "b", "c"]);
+        assert_eq!(other.reader().last_applied_index(), 3);
+        let (applied, _) = other.applied_state().await.unwrap();
+        assert_eq!(applied.map(|l| l.index), Some(3));
+
+        // The capture ended with the build: later applies record nothing more.
+        sm.apply([create_bank(8, "late")]).await.unwrap();
+        assert!(sm.capture.is_none());
     }
 
     #[tokio::test]
