@@ -19,6 +19,14 @@ use std::sync::OnceLock;
 /// a `nice` 0 thread gets when both want it, and all of an idle one.
 const BUILD_NICENESS: i32 = 10;
 
+/// Runs `work` on the build pool, at the builds' priority, for other work that no request waits
+/// for and that may take seconds of CPU: a review cycle's planning over a backlog of changes.
+/// The caller waits for it. Such work must not hold a lock a request needs for long, since it may
+/// be descheduled while holding it.
+pub fn run_in_background<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+    run_build(work)
+}
+
 /// Runs `work` on the build pool, so that it and every rayon-parallel step inside it run at the
 /// builds' priority; the caller waits for it. Without the pool (the system would not start its threads) the work
 /// still runs, on the global pool.

@@ -26,6 +26,7 @@ mod time;
 mod topk;
 mod vector;
 
+pub use background::run_in_background;
 pub use bank::{BankIndex, BankIndexConfig, IndexDoc, IndexMeta, DUMP_FORMAT};
 pub use bm25::{Bm25Index, Bm25Stats, BM25_B, BM25_K1};
 pub use distance::dot;

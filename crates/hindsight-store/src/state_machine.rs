@@ -232,8 +232,17 @@ impl StateMachineStore {
     async fn start_capture(&mut self) -> Pending {
         // Durable before the snapshot exists: openraft purges the log behind a snapshot, and
         // re-applying after a crash needs either the state on disk or the log.
-        if let Err(e) = crate::sled_gate::flush(&self.db).await {
-            return Pending::Failed(StoreError::storage("flushing state before a snapshot", e));
+        let flushing = Instant::now();
+        match crate::sled_gate::flush(&self.db).await {
+            Ok(bytes) => tracing::info!(
+                group = self.group,
+                bytes,
+                took_ms = flushing.elapsed().as_millis() as u64,
+                "state flushed for a snapshot"
+            ),
+            Err(e) => {
+                return Pending::Failed(StoreError::storage("flushing state before a snapshot", e))
+            }
         }
         if let Some(earlier) = self.capture.take() {
             // openraft builds one snapshot at a time; an earlier capture still reading would

@@ -66,20 +66,31 @@ pub async fn review(
     let cycle_view = view.clone();
     let llm = node.reviewing().llm_judge();
     let ids = node.banks().new_ids(&bank);
+    // Below the priority of the threads that serve requests: a cycle over a backlog of thousands
+    // of changes plans for seconds of CPU, and recalls should not wait for it. A cycle that asks a
+    // model waits on the network instead, which would hold up the pool's few threads: it stays on
+    // a blocking thread of its own.
     let plan = tokio::task::spawn_blocking(move || {
-        plan_cycle(
-            &cycle_view,
-            &state,
-            &settings,
-            llm.as_deref(),
-            CycleLimits {
-                max_memories,
-                voices,
-                ids,
-            },
-            as_of,
-            now,
-        )
+        let plan = || {
+            plan_cycle(
+                &cycle_view,
+                &state,
+                &settings,
+                llm.as_deref(),
+                CycleLimits {
+                    max_memories,
+                    voices,
+                    ids,
+                },
+                as_of,
+                now,
+            )
+        };
+        if llm.is_none() {
+            hindsight_index::run_in_background(plan)
+        } else {
+            plan()
+        }
     })
     .await
     .map_err(NodeError::internal)?;
