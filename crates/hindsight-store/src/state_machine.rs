@@ -196,9 +196,10 @@ impl StateMachineStore {
             if capture.is_finished() {
                 self.capture = None;
             } else {
+                // The membership key is recorded whether or not this entry changes it: an image of
+                // an unchanged key is its value.
                 let meta = [keys::LAST_APPLIED, keys::MEMBERSHIP];
-                let meta = &meta[..1 + usize::from(membership.is_some())];
-                capture.before_write(tree, overlay.keys().chain(meta.iter().copied()))?;
+                capture.before_write(tree, overlay.keys().chain(meta))?;
             }
         }
         let mut batch = overlay.into_batch()?;

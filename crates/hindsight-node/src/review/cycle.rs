@@ -106,7 +106,9 @@ pub async fn review(
     report.took_micros = started.elapsed().as_micros() as u64;
     phases.restart();
     let mut parted = PartsApplied::default();
-    for (changes, purged) in leading_parts(&mut plan.changes, &mut plan.purged) {
+    let parts = leading_parts(&mut plan.changes, &mut plan.purged);
+    let entries = parts.len() + 1;
+    for (changes, purged) in parts {
         let part = Command::ReviewPart {
             bank: bank.clone(),
             changes,
@@ -117,7 +119,6 @@ pub async fn review(
             (_, CommandOutcome::ReviewPartApplied { changed, purged }) => {
                 parted.changed.extend(changed);
                 parted.purged.extend(purged);
-                parted.entries += 1;
             }
             (_, CommandOutcome::Rejected { reason, not_found }) => {
                 return Err(NodeError::refused(reason, not_found))
@@ -184,7 +185,7 @@ pub async fn review(
             %bank, %as_of, cycle, expired = expired.len(), updated = updated.len(),
             created = created.len(), purged = purged.len(),
             conflicts = conflicts.len(), pairs = report.pairs_judged,
-            entries = parted.entries + 1, "review cycle"
+            entries, "review cycle"
         );
     }
     Ok(ReviewReport {
@@ -216,7 +217,6 @@ const CHANGES_PER_ENTRY: usize = 32;
 struct PartsApplied {
     changed: Vec<MemoryId>,
     purged: Vec<MemoryId>,
-    entries: usize,
 }
 
 /// Takes the changes and purges beyond what the closing entry carries, in parts of at most
@@ -230,20 +230,18 @@ fn leading_parts(
     if total <= CHANGES_PER_ENTRY {
         return vec![];
     }
-    // The closing entry keeps the last part, whole or not; everything before it goes ahead.
-    let ahead = (total - 1) / CHANGES_PER_ENTRY * CHANGES_PER_ENTRY;
-    let mut parts = vec![];
-    let mut taken = 0;
-    while taken < ahead {
-        let part_changes: Vec<MemoryChange> = changes
-            .drain(..CHANGES_PER_ENTRY.min(changes.len()))
-            .collect();
-        let room = CHANGES_PER_ENTRY - part_changes.len();
-        let part_purged: Vec<MemoryId> = purged.drain(..room.min(purged.len())).collect();
-        taken += part_changes.len() + part_purged.len();
-        parts.push((part_changes, part_purged));
-    }
-    parts
+    // The closing entry keeps the last part, whole or not; every full part before it goes ahead.
+    let ahead = (total - 1) / CHANGES_PER_ENTRY;
+    (0..ahead)
+        .map(|_| {
+            let part_changes: Vec<MemoryChange> = changes
+                .drain(..CHANGES_PER_ENTRY.min(changes.len()))
+                .collect();
+            let room = CHANGES_PER_ENTRY - part_changes.len();
+            let part_purged: Vec<MemoryId> = purged.drain(..room.min(purged.len())).collect();
+            (part_changes, part_purged)
+        })
+        .collect()
 }
 
 /// Wall-clock time of a cycle's steps, each from the end of the one before.
