@@ -284,6 +284,9 @@ impl Cycle<'_> {
         }
         let factor = self.strategies.pending_review_factor;
         let flagged = self.flag(winner, factor);
+        if !flagged.changes_anything() {
+            return true;
+        }
         let action = Action::PendingReview {
             a: flagged,
             b: MemoryUpdate::of(loser.id),
@@ -349,16 +352,23 @@ impl Cycle<'_> {
         let factor = self.strategies.dispute_factor;
         let updates = [e.a.clone(), e.b.clone()].map(|m| {
             let state = self.state(&m);
-            state.confidence *= factor;
-            let mut update = MemoryUpdate::of(m.id).confidence(state.confidence);
-            // A memory already held for review stays held; disputed is the milder flag.
-            if state.status != Status::PendingReview {
-                state.status = Status::Disputed;
-                update = update.status(Status::Disputed);
+            // Disputed is a state, not a count: a memory contested by a hundred others loses
+            // confidence once, when it is first flagged, or its confidence would fall with
+            // every restatement of the other side. A memory already held for review stays
+            // held; disputed is the milder flag.
+            if matches!(state.status, Status::Disputed | Status::PendingReview) {
+                return MemoryUpdate::of(m.id);
             }
-            update
+            state.confidence *= factor;
+            state.status = Status::Disputed;
+            MemoryUpdate::of(m.id)
+                .confidence(state.confidence)
+                .status(Status::Disputed)
         });
         let [a, b] = updates;
+        if !a.changes_anything() && !b.changes_anything() {
+            return;
+        }
         self.push(Action::Dispute { a, b }, e.judgement, [e.note.clone()]);
     }
 
@@ -373,6 +383,12 @@ impl Cycle<'_> {
         let factor = self.strategies.pending_review_factor;
         let a = self.flag(&a, factor);
         let b = self.flag(&b, factor);
+        // Both already held for review, each with a conflict of its own: one more pair of them
+        // would queue what those conflicts already ask, and a memory restated many times over
+        // would queue a conflict with every restatement.
+        if !a.changes_anything() && !b.changes_anything() {
+            return;
+        }
         let action = Action::PendingReview {
             a,
             b,
@@ -381,8 +397,12 @@ impl Cycle<'_> {
         self.push(action, e.judgement, [e.note.clone()]);
     }
 
+    /// Holds `m` for review; a memory already held is left as it is (see [`Cycle::dispute`]).
     fn flag(&mut self, m: &Memory, factor: f32) -> MemoryUpdate {
         let state = self.state(m);
+        if state.status == Status::PendingReview {
+            return MemoryUpdate::of(m.id);
+        }
         state.confidence *= factor;
         state.status = Status::PendingReview;
         MemoryUpdate::of(m.id)
@@ -734,6 +754,81 @@ mod tests {
             assert!((u.confidence.unwrap() - 0.72).abs() < 1e-6);
         }
         assert_eq!(decisions[0].updates().len(), 2);
+    }
+
+    #[test]
+    fn a_memory_contested_by_many_is_disputed_once() {
+        let held = memory(1, "CRM: Initech is on Gold.").with_tool("crm");
+        let others: Vec<Memory> = (2..=4)
+            .map(|n| memory(n, "Billing: Initech pays for Silver.").with_tool("billing"))
+            .collect();
+        let pairs: Vec<_> = others.iter().map(|o| pair(&held, o)).collect();
+        let verdicts: Vec<_> = others
+            .iter()
+            .map(|o| verdict(&held, o, Relation::SourceConflict))
+            .collect();
+        let decisions = resolve(&pairs, &verdicts, &Strategies::default());
+        let confidences: Vec<f32> = decisions
+            .iter()
+            .flat_map(|d| d.updates())
+            .filter(|u| u.id == held.id)
+            .filter_map(|u| u.confidence)
+            .collect();
+        // Down-weighted when first disputed, not once more for each further contradiction.
+        assert_eq!(confidences.len(), 1, "{decisions:?}");
+        assert!((confidences[0] - 0.56).abs() < 1e-6);
+        // Each of the others was flagged once.
+        assert_eq!(decisions.len(), 3);
+    }
+
+    #[test]
+    fn a_pair_already_held_for_review_queues_no_further_conflict() {
+        let a = memory(1, "The cluster runs on spot instances.");
+        let b = memory(2, "The cluster does not run on spot instances.");
+        let c = memory(3, "The cluster never runs on spot instances.");
+        let d = memory(4, "Spot instances are what the cluster runs on.");
+        let pairs = [pair(&a, &b), pair(&c, &d), pair(&a, &c), pair(&b, &d)];
+        let verdicts: Vec<_> = [(&a, &b), (&c, &d), (&a, &c), (&b, &d)]
+            .into_iter()
+            .map(|(x, y)| verdict(x, y, Relation::Undecidable))
+            .collect();
+        let decisions = resolve(&pairs, &verdicts, &Strategies::default());
+        let opened: Vec<Vec<MemoryId>> = decisions
+            .iter()
+            .filter(|d| d.opens_conflict())
+            .map(|d| d.updates().iter().map(|u| u.id).collect())
+            .collect();
+        // Four pairs over four memories: each memory is flagged once, and the pair judged last,
+        // whose two sides were both held by then, queues nothing.
+        assert_eq!(opened.len(), 3, "{opened:?}");
+        let mut flagged: Vec<MemoryId> = opened.concat();
+        flagged.sort();
+        assert_eq!(flagged, vec![a.id, b.id, c.id, d.id]);
+        let undecided = memory(5, "The cluster moved off spot instances.");
+        let decisions = resolve(
+            &[pair(&a, &undecided)],
+            &[verdict(&a, &undecided, Relation::Undecidable)],
+            &Strategies::default(),
+        );
+        // A memory held from an earlier cycle still meets a newcomer, which alone is flagged.
+        let held = Memory {
+            status: Status::PendingReview,
+            ..a.clone()
+        };
+        let later = resolve(
+            &[pair(&held, &undecided)],
+            &[verdict(&held, &undecided, Relation::Undecidable)],
+            &Strategies::default(),
+        );
+        assert_eq!(decisions[0].updates().len(), 2);
+        assert!(later[0].opens_conflict());
+        let changed: Vec<MemoryId> = later[0]
+            .updates()
+            .iter()
+            .filter(|u| u.changes_anything())
+            .map(|u| u.id)
+            .collect();
+        assert_eq!(changed, vec![undecided.id]);
     }
 
     #[test]

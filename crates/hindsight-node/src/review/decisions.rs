@@ -70,8 +70,11 @@ pub(super) fn to_changes(
             }
             Action::Dispute { a, b } => {
                 let at = occurred(a.id).max(occurred(b.id));
-                changes.push(change(a, ChangeReason::Disputed, Some(b.id), at));
-                changes.push(change(b, ChangeReason::Disputed, Some(a.id), at));
+                for (update, other) in [(a, b.id), (b, a.id)] {
+                    if update.changes_anything() {
+                        changes.push(change(update, ChangeReason::Disputed, Some(other), at));
+                    }
+                }
             }
             Action::PendingReview { a, b, .. } => {
                 let at = occurred(a.id).max(occurred(b.id));
