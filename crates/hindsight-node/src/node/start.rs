@@ -24,8 +24,12 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// How often the access statistics recalls leave are recorded, and the retrieval log flushed.
-const ACCESS_FLUSH_EVERY: Duration = Duration::from_secs(5);
+/// How often the access statistics recalls leave are recorded. Every second rather than every
+/// few: each replica applies what a flush records before the recalls that come after it, and
+/// five seconds of a busy node's hits at once held those recalls up for tens of milliseconds.
+const ACCESS_FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// How often the retrieval log is flushed, in access flushes.
+const ACCESS_FLUSHES_PER_RETRIEVAL_LOG_FLUSH: u64 = 5;
 /// How often a node with partitions checks them against the placement table.
 const PLACEMENT_CHECK_EVERY: Duration = Duration::from_secs(1);
 /// A bank asked for within this long is not unloaded to make room for others.
@@ -238,9 +242,12 @@ impl Node {
         let node = self.clone();
         tasks.push(tokio::spawn(async move {
             let mut tick = tokio::time::interval(ACCESS_FLUSH_EVERY);
-            loop {
+            for flushes in 1u64.. {
                 tick.tick().await;
                 node.inner.recalling.flush_access(node.banks()).await;
+                if flushes % ACCESS_FLUSHES_PER_RETRIEVAL_LOG_FLUSH != 0 {
+                    continue;
+                }
                 // The retrieval log's store does not flush in the background (see
                 // crates/hindsight-store/src/sled_gate.rs): a crash loses at most this interval.
                 if let Ok(log) = node.inner.recalling.retrieval_log() {
