@@ -71,9 +71,14 @@ pub async fn review(
     // model waits on the network instead, which would hold up the pool's few threads: it stays on
     // a blocking thread of its own.
     let plan = tokio::task::spawn_blocking(move || {
+        // Read here, at the serving threads' priority: the copy holds the records' read lock,
+        // and a planner at the builds' low priority, descheduled while holding it on a busy
+        // machine, held up the bank's writes waiting for that lock and the recalls queued behind
+        // them.
+        let bank = BankRead::now(&cycle_view);
         let plan = || {
             plan_cycle(
-                &cycle_view,
+                bank,
                 &state,
                 &settings,
                 llm.as_deref(),
@@ -302,8 +307,30 @@ struct CycleLimits {
     ids: NewIds,
 }
 
+/// A bank's view with its records as a cycle plans over them, and the log index they show
+/// everything through.
+struct BankRead<'a> {
+    view: &'a BankView,
+    records: HashMap<MemoryId, Arc<Memory>>,
+    indexed_through: u64,
+}
+
+impl<'a> BankRead<'a> {
+    fn now(view: &'a BankView) -> Self {
+        // Everything through this index is in the records read below; later changes wait for the
+        // next cycle (or are seen twice, which is harmless).
+        let indexed_through = view.indexed_through();
+        let records = view.with_records(|r| r.clone());
+        BankRead {
+            view,
+            records,
+            indexed_through,
+        }
+    }
+}
+
 fn plan_cycle(
-    view: &BankView,
+    bank: BankRead<'_>,
     state: &ReviewState,
     settings: &ReviewSection,
     llm: Option<&LlmJudge>,
@@ -317,10 +344,11 @@ fn plan_cycle(
         voices,
         ids,
     } = limits;
-    // Everything through this index is in the records read below; later changes wait for the
-    // next cycle (or are seen twice, which is harmless).
-    let indexed_through = view.indexed_through();
-    let records: HashMap<MemoryId, Arc<Memory>> = view.with_records(|r| r.clone());
+    let BankRead {
+        view,
+        records,
+        indexed_through,
+    } = bank;
     let batch = changed_since(
         &records,
         state.watermark,
