@@ -758,9 +758,9 @@ mod tests {
 
     #[test]
     fn a_memory_contested_by_many_is_disputed_once() {
-        let held = memory(1, "CRM: Initech is on Gold.").with_tool("crm");
+        let held = memory(1, "Stock count: aisle 7 holds 40 pallets.").with_tool("stock");
         let others: Vec<Memory> = (2..=4)
-            .map(|n| memory(n, "Billing: Initech pays for Silver.").with_tool("billing"))
+            .map(|n| memory(n, "Scanner log: aisle 7 holds 25 pallets.").with_tool("scanner"))
             .collect();
         let pairs: Vec<_> = others.iter().map(|o| pair(&held, o)).collect();
         let verdicts: Vec<_> = others
@@ -783,10 +783,10 @@ mod tests {
 
     #[test]
     fn a_pair_already_held_for_review_queues_no_further_conflict() {
-        let a = memory(1, "The cluster runs on spot instances.");
-        let b = memory(2, "The cluster does not run on spot instances.");
-        let c = memory(3, "The cluster never runs on spot instances.");
-        let d = memory(4, "Spot instances are what the cluster runs on.");
+        let a = memory(1, "The ferry leaves from pier 2.");
+        let b = memory(2, "The ferry does not leave from pier 2.");
+        let c = memory(3, "Pier 2 has no ferry any more.");
+        let d = memory(4, "Pier 2 is where the ferry goes from.");
         let pairs = [pair(&a, &b), pair(&c, &d), pair(&a, &c), pair(&b, &d)];
         let verdicts: Vec<_> = [(&a, &b), (&c, &d), (&a, &c), (&b, &d)]
             .into_iter()
@@ -804,7 +804,7 @@ mod tests {
         let mut flagged: Vec<MemoryId> = opened.concat();
         flagged.sort();
         assert_eq!(flagged, vec![a.id, b.id, c.id, d.id]);
-        let undecided = memory(5, "The cluster moved off spot instances.");
+        let undecided = memory(5, "The ferry moved to pier 5.");
         let decisions = resolve(
             &[pair(&a, &undecided)],
             &[verdict(&a, &undecided, Relation::Undecidable)],
