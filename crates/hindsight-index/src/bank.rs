@@ -341,14 +341,10 @@ impl BankIndex {
         tmp: &Path,
         vector_dir: &Path,
     ) -> Result<(Manifest, VectorDump), IndexError> {
-        // Both waited for before the gate, so that writes go on meanwhile: a graph being read
-        // back, and the linker's batch in hand. The batch runs at the builds' low priority, and
-        // on a busy machine it took long enough that the gate, held while waiting for it, stopped
-        // the bank's writes and the recalls waiting to see them.
+        // Waited for before the gate, so that writes go on while a graph is read back.
         self.vectors.wait_for_dumped_graph();
-        let paused = self.vectors.pause_linker();
         let _gate = self.write_gate.write();
-        let vector = self.vectors.dump_paused(vector_dir, &paused)?;
+        let vector = self.vectors.dump_into(vector_dir)?;
         persist::write_file_unsynced(&tmp.join(BM25_FILE), &self.bm25.to_bytes()?)?;
         persist::write_file_unsynced(&tmp.join(ENTITY_FILE), &self.entities.to_bytes()?)?;
         persist::write_file_unsynced(&tmp.join(TIME_FILE), &self.time.to_bytes()?)?;
@@ -497,50 +493,5 @@ fn remove_stale_generations(dir: &Path, keep: &str) {
         if name.starts_with(GEN_PREFIX) && name != keep {
             let _ = fs::remove_dir_all(entry.path());
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::mpsc;
-    use std::time::Duration;
-
-    use super::*;
-
-    fn doc(id: u128) -> IndexDoc {
-        IndexDoc {
-            id,
-            vector: vec![1.0, id as f32, 0.0, 0.5],
-            terms: vec![format!("term{id}")],
-            entities: vec![],
-            occurred_at_ms: 0,
-        }
-    }
-
-    #[test]
-    fn a_dump_waiting_for_the_linker_lets_the_banks_writes_go_on() {
-        let bank = BankIndex::new("model", BankIndexConfig::new(4));
-        bank.upsert(doc(1)).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        // The linker in the middle of a batch, as a busy machine leaves it for a long while.
-        let linking = bank.vectors.pause_linker();
-        std::thread::scope(|s| {
-            let dumping = s.spawn(|| bank.dump(dir.path()));
-            std::thread::sleep(Duration::from_millis(100));
-            let (written, wrote) = mpsc::channel();
-            let bank = &bank;
-            s.spawn(move || {
-                bank.upsert(doc(2)).unwrap();
-                written.send(()).unwrap();
-            });
-            let waited = wrote.recv_timeout(Duration::from_secs(5)).is_err();
-            drop(linking);
-            dumping.join().unwrap().unwrap();
-            assert!(
-                !waited,
-                "a write waited for a dump that was waiting for the linker"
-            );
-        });
-        assert_eq!(bank.len(), 2);
     }
 }

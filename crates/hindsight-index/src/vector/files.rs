@@ -80,29 +80,10 @@ impl VectorIndex {
     /// into `dir`, without fsyncing them: the caller syncs the directory's
     /// files once writers may go on. Holds the read lock, so writers wait
     /// while searches continue.
-    #[cfg(test)]
     pub(crate) fn dump_into(&self, dir: &Path) -> Result<VectorDump, IndexError> {
         self.wait_for_dumped_graph();
-        let paused = self.pause_linker();
-        self.dump_paused(dir, &paused)
-    }
-
-    /// Waits for the linker to finish the batch in hand and keeps it from starting another while
-    /// the guard lives: no point is half linked while the graph is saved.
-    pub(crate) fn pause_linker(&self) -> LinkerPaused<'_> {
-        LinkerPaused {
-            _linking: self.shared.link_lock.lock(),
-        }
-    }
-
-    /// [`VectorIndex::dump_into`] with the linker already paused by the caller, who may take
-    /// other locks after pausing it rather than wait for the linker while holding them.
-    pub(crate) fn dump_paused(
-        &self,
-        dir: &Path,
-        _paused: &LinkerPaused<'_>,
-    ) -> Result<VectorDump, IndexError> {
-        self.wait_for_dumped_graph();
+        // No point is half linked while the graph is saved: the linker finishes its batch first.
+        let _linker_paused = self.shared.link_lock.lock();
         let st = self.shared.state.read();
         write_vectors(&st, &dir.join(VECTORS_FILE))?;
         let (graph_basename, graph_points) = match &st.graph {
@@ -395,9 +376,4 @@ fn read_vectors(path: &Path, dim: usize) -> Result<State, IndexError> {
         flat: None,
         pending: None,
     })
-}
-
-/// The linker held between two batches; see [`VectorIndex::pause_linker`].
-pub(crate) struct LinkerPaused<'a> {
-    _linking: parking_lot::MutexGuard<'a, ()>,
 }
